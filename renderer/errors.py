@@ -1,0 +1,72 @@
+"""Findings, source locations and the one exception type the core raises.
+
+The core never prints or exits: it raises ``RenderError`` carrying every finding it collected, and
+the CLI turns that into ``file:line:col: error[CODE]: message`` lines and an exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Exit codes, aligned with `kubectl diff`: 0 clean, 1 findings/differences, >1 errors.
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2  # Click's own code for bad flags; never reused for anything else.
+EXIT_INPUT = 3  # bad overlay, hostile input, or a render refused by an error-severity rule
+EXIT_INTERNAL = 4  # a bug in cozy-render; --debug shows the traceback
+EXIT_INTERRUPTED = 130
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A position in a source file; line and column are 1-based."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.path}:{self.line}:{self.col}"
+        return self.path
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    location: Location | None = None
+    severity: str = ERROR
+
+    def format(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.severity}[{self.code}]: {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        loc = self.location
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "file": loc.path if loc else None,
+            "line": loc.line if loc else None,
+            "column": loc.col if loc else None,
+        }
+
+
+@dataclass
+class RenderError(Exception):
+    """Raised by the core when input is unusable or a render is refused."""
+
+    findings: list[Finding] = field(default_factory=list)
+    exit_code: int = EXIT_INPUT
+
+    def __str__(self) -> str:
+        return "\n".join(f.format() for f in self.findings)
+
+
+def fail(code: str, message: str, location: Location | None = None) -> RenderError:
+    return RenderError([Finding(code, message, location)])

@@ -1,0 +1,116 @@
+"""What the pipeline passes between stages: emitted objects and the render context features use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from renderer.errors import Finding, Location
+from renderer.overlay import Overlay
+from renderer.yamlio import Locations, Path_
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "cozy-render"
+CLUSTER_LABEL = "render.cozystack.io/cluster"
+PLATFORM_PACKAGE = "cozystack.cozystack-platform"
+PACKAGE_API = "cozystack.io/v1alpha1"
+
+
+@dataclass
+class Emitted:
+    """One rendered object and where its parts came from in the overlay.
+
+    ``origins`` maps a path prefix inside the object to a path prefix in the merged overlay, so a
+    problem found at ``spec.components.x.enabled`` can be reported at the overlay line that set it.
+    """
+
+    obj: dict[str, Any]
+    source: Location | None
+    origins: list[tuple[Path_, Path_]] = field(default_factory=list)
+    role: str = "manifest"
+    locs: Locations | None = None  # positions inside a manifest file the object was read from
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace") or "")
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion", ""))
+
+    def key(self) -> tuple[str, str, str, str]:
+        group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+        return (group, self.kind, self.namespace, self.name)
+
+    def ref(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+    def locate(self, obj_path: Path_, overlay: Overlay) -> Location | None:
+        if self.locs is not None:
+            path = tuple(obj_path)
+            while path not in self.locs and path:
+                path = path[:-1]
+            return self.locs.get(path, self.source)
+        best: tuple[int, Path_] | None = None
+        for prefix, overlay_prefix in self.origins:
+            n = len(prefix)
+            if tuple(obj_path[:n]) == tuple(prefix) and (best is None or n > best[0]):
+                best = (n, tuple(overlay_prefix) + tuple(obj_path[n:]))
+        if best is not None:
+            loc = overlay.locate(best[1])
+            if loc is not None:
+                return loc
+        return self.source
+
+    def is_package(self, name: str | None = None) -> bool:
+        return self.api_version == PACKAGE_API and self.kind == "Package" and (name is None or self.name == name)
+
+
+@dataclass
+class RenderContext:
+    overlay: Overlay
+    variants_dir: Path
+    platform_values: dict[str, Any]
+    enabled_packages: dict[str, Location | None] = field(default_factory=dict)
+    disabled_packages: dict[str, Location | None] = field(default_factory=dict)
+    objects: list[Emitted] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
+            role: str = "manifest") -> Emitted:
+        emitted = Emitted(obj, source, origins or [], role)
+        self.objects.append(emitted)
+        return emitted
+
+    def package(self, name: str) -> Emitted | None:
+        for e in self.objects:
+            if e.is_package(name):
+                return e
+        return None
+
+    def enable(self, name: str, why: Location | None) -> None:
+        self.enabled_packages.setdefault(name, why)
+
+    def disable(self, name: str, why: Location | None) -> None:
+        self.disabled_packages.setdefault(name, why)
+
+
+@dataclass
+class RenderResult:
+    overlay: Overlay
+    objects: list[Emitted]
+    findings: list[Finding]
+
+    @property
+    def manifests(self) -> list[dict[str, Any]]:
+        return [e.obj for e in self.objects]

@@ -1,0 +1,249 @@
+"""load -> merge -> resolve variants -> emit -> check. Returns results; never prints or exits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from renderer.errors import ERROR, Finding, Location, RenderError, fail
+from renderer.model import (
+    CLUSTER_LABEL,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    PACKAGE_API,
+    PLATFORM_PACKAGE,
+    Emitted,
+    RenderContext,
+    RenderResult,
+)
+from renderer.overlay import Overlay, confine, load_overlay
+from renderer.variants import Variants
+from renderer.yamlio import display_path, load_documents, read_text
+
+# Output order (documented in the README): Namespaces, CRDs, the platform Package, other Packages,
+# then everything else; ties broken by API group, kind, namespace, name.
+_RANK_NAMESPACE, _RANK_CRD, _RANK_PLATFORM, _RANK_PACKAGE, _RANK_OTHER = range(5)
+
+
+def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
+           run_checks: bool = True) -> RenderResult:
+    """Render one cluster. Raises RenderError on bad input or when an error-severity rule fires."""
+    overlay = load_overlay(path, root)
+    result = emit(overlay, Variants(variants))
+    if run_checks:
+        from renderer.rules import run_rules
+
+        result.findings.extend(run_rules(result))
+        errors = [f for f in result.findings if f.severity == ERROR]
+        if errors:
+            raise RenderError(sorted_findings(result.findings))
+    result.findings[:] = sorted_findings(result.findings)
+    return result
+
+
+def sorted_findings(findings: list[Finding]) -> list[Finding]:
+    def key(f: Finding) -> tuple[Any, ...]:
+        loc = f.location or Location("")
+        return (loc.path, loc.line, loc.col, f.code, f.message)
+
+    unique = {(f.code, f.message, f.location, f.severity): f for f in findings}
+    return sorted(unique.values(), key=key)
+
+
+def emit(overlay: Overlay, variants: Variants) -> RenderResult:
+    values = _copy(overlay.get("platform", "values") or {})
+    ctx = RenderContext(overlay, variants.shipped, values)
+    ctx.variants = variants  # type: ignore[attr-defined]
+    from renderer.features import FEATURES
+
+    for feature in FEATURES:
+        feature(ctx)
+    _emit_packages(ctx)
+    _emit_manifests(ctx)
+    _emit_platform(ctx)
+    _label(ctx)
+    _refuse_duplicates(ctx)
+    ctx.objects.sort(key=_order)
+    return RenderResult(overlay, ctx.objects, ctx.findings)
+
+
+def _emit_platform(ctx: RenderContext) -> None:
+    overlay = ctx.overlay
+    values = ctx.platform_values
+    bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else None
+    for key, extra in (("enabledPackages", ctx.enabled_packages), ("disabledPackages", ctx.disabled_packages)):
+        user = (bundles or {}).get(key)
+        names = list(user) if isinstance(user, list) else []
+        if not extra and not isinstance(user, list):
+            continue
+        if not isinstance(user, list) and user is not None:
+            continue  # not a list: leave it for the rules to report, do not guess
+        merged = sorted(set(names) | set(extra), key=str)
+        if merged:
+            bundles = values.setdefault("bundles", {}) if bundles is None else bundles
+            bundles[key] = merged
+        elif bundles is not None:
+            bundles.pop(key, None)
+    if bundles is not None and not bundles:
+        values.pop("bundles", None)
+
+    spec: dict[str, Any] = {"variant": overlay.get("platform", "variant")}
+    if values:
+        spec["components"] = {"platform": {"values": values}}
+    obj = {
+        "apiVersion": PACKAGE_API,
+        "kind": "Package",
+        "metadata": {"name": PLATFORM_PACKAGE},
+        "spec": spec,
+    }
+    ctx.add(obj, overlay.locate(("platform",)), [
+        (("spec", "variant"), ("platform", "variant")),
+        (("spec", "components", "platform", "values"), ("platform", "values")),
+        (("spec",), ("platform",)),
+    ], role="platform")
+
+
+_PACKAGE_ENVELOPE = ("apiVersion", "kind", "metadata")
+
+
+def _emit_packages(ctx: RenderContext) -> None:
+    packages = ctx.overlay.get("packages") or {}
+    for name, entry in packages.items():
+        base = ("packages", name)
+        where = ctx.overlay.locate(base)
+        if name == PLATFORM_PACKAGE:
+            raise fail("OVL-PACKAGE", f"{PLATFORM_PACKAGE} is rendered from platform:, not packages:", where)
+        spec = {k: _copy(v) for k, v in entry.items() if k not in _PACKAGE_ENVELOPE}
+        metadata = _copy(entry.get("metadata") or {})
+        if not isinstance(metadata, dict):
+            raise fail("OVL-PACKAGE", f"packages.{name}.metadata must be a mapping", where)
+        for key, want in (("apiVersion", PACKAGE_API), ("kind", "Package")):
+            if key in entry and entry[key] != want:
+                raise fail("OVL-PACKAGE", f"packages.{name}.{key} must be {want!r}, got {entry[key]!r}",
+                           ctx.overlay.locate(base + (key,)))
+        if "name" in metadata and metadata["name"] != name:
+            raise fail("OVL-PACKAGE", f"packages.{name}.metadata.name must be {name!r} (the key names the Package)",
+                       ctx.overlay.locate(base + ("metadata", "name")))
+        if isinstance(spec.get("spec"), dict):
+            # the full object form: packages.<name>: {apiVersion, kind, metadata, spec}
+            spec = {**spec.pop("spec"), **spec}
+            spec_origin = base + ("spec",)
+        else:
+            spec_origin = base
+        metadata["name"] = name
+        existing = ctx.package(name)
+        origins = [(("spec",), spec_origin), (("metadata",), base + ("metadata",))]
+        if existing is not None:
+            # A feature rendered this Package; the user's entry is merged over it (Helm semantics).
+            existing.obj["spec"] = _merge(existing.obj.get("spec") or {}, spec)
+            existing.obj["metadata"] = _merge(existing.obj.get("metadata") or {}, metadata)
+            existing.origins = origins + existing.origins
+            continue
+        obj = {"apiVersion": PACKAGE_API, "kind": "Package", "metadata": metadata, "spec": spec}
+        ctx.add(obj, where, origins, role="package")
+
+
+def _emit_manifests(ctx: RenderContext) -> None:
+    overlay = ctx.overlay
+    for i, entry in enumerate(overlay.get("manifests") or []):
+        where = overlay.locate(("manifests", i))
+        if isinstance(entry, dict):
+            _check_object(entry, where)
+            ctx.add(_copy(entry), where, [((), ("manifests", i))], role="manifest")
+            continue
+        declared_in = Path(where.path).resolve().parent if where else overlay.cluster_file.parent
+        file = confine(entry, declared_in, overlay.root, where, "manifests entry")
+        display = display_path(file)
+        for data, locs in load_documents(read_text(file, display), display, yaml11=True):
+            items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \
+                and isinstance(data.get("items"), list) else None
+            docs = [(item, {k[2:]: v for k, v in locs.items() if k[:2] == ("items", n)})
+                    for n, item in enumerate(items)] if items is not None else [(data, locs)]
+            for obj, obj_locs in docs:
+                _check_object(obj, obj_locs.get(()) or Location(display, 1, 1))
+                ctx.add(obj, obj_locs.get(()), [], role="manifest").locs = obj_locs
+
+
+def _check_object(obj: Any, where: Location | None) -> None:
+    if not isinstance(obj, dict):
+        raise fail("OVL-MANIFEST", "a manifest must be a Kubernetes object (a mapping)", where)
+    for key in ("apiVersion", "kind"):
+        if not isinstance(obj.get(key), str) or not obj.get(key):
+            raise fail("OVL-MANIFEST", f"manifest has no {key}", where)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta.get("name"):
+        raise fail("OVL-MANIFEST", f"{obj['kind']} has no metadata.name", where)
+
+
+def _label(ctx: RenderContext) -> None:
+    for e in ctx.objects:
+        meta = e.obj.setdefault("metadata", {})
+        labels = meta.get("labels")
+        if labels is None:
+            labels = {}
+        elif not isinstance(labels, dict):
+            raise fail("OVL-MANIFEST", f"{e.ref()}: metadata.labels must be a mapping", e.source)
+        labels[MANAGED_BY_LABEL] = MANAGED_BY
+        labels[CLUSTER_LABEL] = ctx.overlay.name
+        # Re-insert so metadata reads name, namespace, labels, annotations in a fixed order.
+        meta["labels"] = dict(sorted(labels.items()))
+        e.obj["metadata"] = _ordered_metadata(meta)
+
+
+_METADATA_ORDER = ("name", "namespace", "labels", "annotations")
+
+
+def _ordered_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    head = {k: meta[k] for k in _METADATA_ORDER if k in meta}
+    return {**head, **{k: v for k, v in meta.items() if k not in head}}
+
+
+def _refuse_duplicates(ctx: RenderContext) -> None:
+    seen: dict[tuple[str, str, str, str], Emitted] = {}
+    findings = []
+    for e in ctx.objects:
+        first = seen.setdefault(e.key(), e)
+        if first is not e:
+            findings.append(Finding("OVL-DUPLICATE", f"{e.ref()} is rendered twice (first from {first.source})",
+                                    e.source))
+    if findings:
+        raise RenderError(findings)
+
+
+def _order(e: Emitted) -> tuple[Any, ...]:
+    if e.kind == "Namespace" and e.api_version == "v1":
+        rank = _RANK_NAMESPACE
+    elif e.kind == "CustomResourceDefinition":
+        rank = _RANK_CRD
+    elif e.is_package(PLATFORM_PACKAGE):
+        rank = _RANK_PLATFORM
+    elif e.is_package():
+        rank = _RANK_PACKAGE
+    else:
+        rank = _RANK_OTHER
+    return (rank, *e.key())
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _merge(base: Any, over: Any) -> Any:
+    """Helm value semantics: maps merge, lists and scalars replace, null deletes."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = _merge(out.get(k), v)
+        return out
+    return _copy(over)
+
+
+def merge_values(base: Any, over: Any) -> Any:
+    return _merge(base, over)
