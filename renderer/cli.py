@@ -239,5 +239,14 @@ def rules(rule_id: str | None) -> int:
     return EXIT_OK
 
 
+def _add_module_commands() -> None:
+    from renderer.commands import ALL
+
+    for command in ALL:
+        main.add_command(command)
+
+
+_add_module_commands()
+
 if __name__ == "__main__":  # pragma: no cover
     main()
