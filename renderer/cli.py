@@ -49,6 +49,11 @@ def guarded(fn: Callable[..., int | None]) -> Callable[..., None]:
         except RenderError as exc:
             _emit_findings(exc.findings)
             sys.exit(exc.exit_code)
+        except BrokenPipeError:
+            # The reader went away (`| head`); nothing useful can be said on a closed stdout.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_OK)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
@@ -191,9 +196,11 @@ def explain(path: Path, key: str | None, root: Path | None) -> int:
     prefix = tuple(int(p) if p.isdigit() else p for p in key.split(".")) if key else ()
     if key and overlay.get(*prefix, default=KeyError) is KeyError:
         raise RenderError([Finding("EXPLAIN", f"{key} is not set in the merged overlay", overlay.locate(()))])
-    click.echo(f"# layers, applied in order: {', '.join(str(p) for p in overlay.layers)}")
+    from renderer.yamlio import KEY, display_path
+
+    click.echo(f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}")
     for path_, loc in sorted(overlay.locs.items(), key=lambda kv: [str(x) for x in kv[0]]):
-        if not path_ or path_[: len(prefix)] != prefix:
+        if not path_ or KEY in path_ or path_[: len(prefix)] != prefix:
             continue
         value = overlay.get(*path_)
         if isinstance(value, (dict, list)):
@@ -240,6 +247,7 @@ def rules(rule_id: str | None) -> int:
 
 
 def _add_module_commands() -> None:
+    import renderer.commands.cmp  # noqa: F401 - registers itself in ALL
     from renderer.commands import ALL
 
     for command in ALL:

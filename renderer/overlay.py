@@ -180,7 +180,7 @@ def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]
     return data, locs, display
 
 
-def load_overlay(path: Path, root: Path | None = None) -> Overlay:
+def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str] | None = None) -> Overlay:
     cluster_file = find_cluster_file(path)
     if not cluster_file.is_file():
         raise fail("OVL-PATH", f"no overlay at {path} (expected a cluster directory or its {CLUSTER_FILE})",
@@ -215,6 +215,8 @@ def load_overlay(path: Path, root: Path | None = None) -> Overlay:
 
     apply(cluster_file, None)
     merged = _resolve_appends(merged)
+    if extra_vars:
+        merged.setdefault("vars", {}).update(extra_vars)
     display = display_path(cluster_file)
     from renderer import overlay_schema
 

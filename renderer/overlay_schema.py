@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from renderer.errors import Finding, Location, RenderError
-from renderer.yamlio import Locations
+from renderer.yamlio import KEY, Locations
 
 SCHEMA_FILE = Path(__file__).parent / "data" / "overlay.schema.json"
 
@@ -84,7 +84,8 @@ def _finding(exc: Any, data: Any, locs: Locations, display: str) -> Finding:
         hint = difflib.get_close_matches(key, known, n=1)
         suggestion = f"; did you mean {hint[0]!r}?" if hint else (f" (known: {', '.join(known)})" if known else "")
         target = f"{where}.{key}" if path else key
-        return Finding("OVL-SCHEMA", f"unknown key {target!r}{suggestion}", _locate(locs, path + (key,), display))
+        where_key = locs.get(path + (key, KEY)) or _locate(locs, path + (key,), display)
+        return Finding("OVL-SCHEMA", f"unknown key {target!r}{suggestion}", where_key)
     if rule == "required":
         missing = [k for k in definition if not isinstance(value, dict) or k not in value]
         return Finding("OVL-SCHEMA", f"{where}: missing required key {missing[0]!r}", _locate(locs, path, display))

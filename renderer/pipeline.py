@@ -26,9 +26,12 @@ _RANK_NAMESPACE, _RANK_CRD, _RANK_PLATFORM, _RANK_PACKAGE, _RANK_OTHER = range(5
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
-           run_checks: bool = True) -> RenderResult:
-    """Render one cluster. Raises RenderError on bad input or when an error-severity rule fires."""
-    overlay = load_overlay(path, root)
+           run_checks: bool = True, extra_vars: dict[str, str] | None = None) -> RenderResult:
+    """Render one cluster. Raises RenderError on bad input or when an error-severity rule fires.
+
+    ``extra_vars`` (Argo CD parameters) override the overlay's ``vars`` before templating.
+    """
+    overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(overlay, Variants(variants))
     if run_checks:
         from renderer.rules import run_rules

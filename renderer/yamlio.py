@@ -22,6 +22,8 @@ MAX_NODES = 200_000
 
 Path_ = tuple[Any, ...]
 Locations = dict[Path_, Location]
+# ``locs[path + (KEY,)]`` is where the mapping key of ``path`` is written (values point at the value).
+KEY = None
 
 
 def _yaml(version: tuple[int, int] | None = None):  # noqa: ANN202 - ruamel types are untyped
@@ -105,19 +107,19 @@ def _plain(node: Any, path: Path_, locs: Locations, display: str, budget: list[i
         result: dict[str, Any] = {}
         lc = getattr(node, "lc", None)
         for key, value in node.items():
-            where = here
+            where = key_at = here
             if lc is not None:
                 try:
                     kl, kc = lc.key(key)
+                    where = key_at = Location(display, kl + 1, kc + 1)
                     if not isinstance(value, (dict, list)):
                         vl, vc = lc.value(key)
                         where = Location(display, vl + 1, vc + 1)
-                    else:
-                        where = Location(display, kl + 1, kc + 1)
                 except (KeyError, TypeError):
                     pass
             if not isinstance(key, str):
                 raise RenderError([Finding("OVL-YAML", f"mapping keys must be strings, got {key!r}", where)])
+            locs[path + (key, KEY)] = key_at
             result[key] = _plain(value, path + (key,), locs, display, budget, where)
         return result
     if isinstance(node, CommentedSeq) or isinstance(node, list):

@@ -1,0 +1,51 @@
+"""Argo CD CMP adapter: parameters in, one YAML stream out. No printing, no exiting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from renderer.errors import ERROR, Finding, RenderError, fail
+
+
+def parse_parameters(raw: str) -> dict[str, Any]:
+    """ARGOCD_APP_PARAMETERS: a JSON list of {name, string|array|map}; all leaf values are strings."""
+    if not raw.strip():
+        return {}
+    try:
+        items = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise fail("CMP-PARAMS", f"ARGOCD_APP_PARAMETERS is not JSON: {exc.msg}") from None
+    if not isinstance(items, list):
+        raise fail("CMP-PARAMS", "ARGOCD_APP_PARAMETERS must be a JSON list")
+    params: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise fail("CMP-PARAMS", "every ARGOCD_APP_PARAMETERS entry needs a name")
+        name = item["name"]
+        value = item.get("map", item.get("array", item.get("string")))
+        if name == "vars":
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise fail("CMP-PARAMS", "parameter vars must be a map of strings")
+        elif name == "strict":
+            if value not in ("true", "false"):
+                raise fail("CMP-PARAMS", f"parameter strict must be \"true\" or \"false\", got {value!r}")
+        else:
+            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict)")
+        params[name] = value
+    return params
+
+
+def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Finding]]:
+    from renderer import output
+    from renderer.pipeline import render
+
+    result = render(path, extra_vars=params.get("vars") or None)
+    warnings = [f for f in result.findings if f.severity != ERROR]
+    if params.get("strict") == "true" and warnings:
+        raise RenderError(warnings)
+    if not result.manifests:
+        # Empty output is a "success" to Argo CD, which would then prune the whole Application.
+        raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")
+    return output.to_yaml(result.manifests), warnings

@@ -1,0 +1,67 @@
+"""The Argo CD CMP entry point, run the way argocd-cmp-server runs it: a process in the app dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from tests.conftest import OVERLAYS, REPO
+
+APP = OVERLAYS / "clusters" / "gpu-apt-01"
+
+
+def run(cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ARGOCD_")}
+    base["PYTHONPATH"] = str(REPO)
+    return subprocess.run([sys.executable, "-m", "renderer", "cmp", "generate"], cwd=cwd, capture_output=True,
+                          text=True, env={**base, **(env or {})})
+
+
+def test_generate_prints_only_manifests() -> None:
+    proc = run(APP, {"ARGOCD_APP_NAME": "gpu-apt-01", "ARGOCD_APP_REVISION": "abc"})
+    assert proc.returncode == 0, proc.stderr
+    docs = list(YAML(typ="safe").load_all(proc.stdout))
+    assert docs and all({"apiVersion", "kind", "metadata"} <= set(d) for d in docs)
+    assert not any(d.get("kind") == "List" for d in docs)
+
+
+def test_generate_does_not_depend_on_argocd_build_env() -> None:
+    plain = run(APP).stdout
+    noisy = run(APP, {"ARGOCD_APP_NAME": "x", "ARGOCD_APP_REVISION": "deadbeef", "KUBE_VERSION": "1.30.0",
+                      "ARGOCD_APP_NAMESPACE": "somewhere"}).stdout
+    assert plain == noisy
+
+
+def test_vars_parameter_overrides_overlay_vars() -> None:
+    params = json.dumps([{"name": "vars", "map": {"domain": "override.example"}}])
+    proc = run(APP, {"ARGOCD_APP_PARAMETERS": params})
+    assert proc.returncode == 0, proc.stderr
+    assert "host: override.example" in proc.stdout
+
+
+def test_bad_parameters_fail_with_one_line_and_no_stdout() -> None:
+    proc = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "colour", "string": "x"}])})
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert proc.stderr.strip() == "error[CMP-PARAMS]: unknown parameter 'colour' (known: vars, strict)"
+
+
+def test_bad_overlay_fails_the_generate(tmp_path: Path) -> None:
+    app = tmp_path / "clusters" / "c1"
+    app.mkdir(parents=True)
+    (app / "cluster.yaml").write_text("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
+                                      "metadata: {name: c1}\nhost: {os: apt}\nplatform: {variant: 1}\n")
+    proc = run(app)
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert "cluster.yaml:5:21: error[OVL-SCHEMA]: platform.variant must be a string, got integer" in proc.stderr
+
+
+def test_parameters_announcement_is_json() -> None:
+    proc = subprocess.run([sys.executable, "-m", "renderer", "cmp", "parameters"], capture_output=True, text=True,
+                          cwd=REPO, check=True)
+    names = [p["name"] for p in json.loads(proc.stdout)]
+    assert names == ["vars", "strict"]
