@@ -26,24 +26,6 @@ Locations = dict[Path_, Location]
 KEY = None
 
 
-def _yaml(version: tuple[int, int] | None = None):  # noqa: ANN202 - ruamel types are untyped
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import RoundTripConstructor
-
-    class _Constructor(RoundTripConstructor):
-        """Round-trip constructor that keeps timestamps as the text the user wrote."""
-
-    _Constructor.add_constructor(
-        "tag:yaml.org,2002:timestamp", RoundTripConstructor.construct_yaml_str
-    )
-    y = YAML(typ="rt")
-    y.Constructor = _Constructor
-    y.allow_duplicate_keys = False
-    if version:
-        y.version = version
-    return y
-
-
 def read_text(path: Path, display: str) -> str:
     try:
         size = path.stat().st_size
@@ -69,18 +51,25 @@ def _mark_location(exc: Exception, display: str) -> Location:
 
 
 def load_documents(text: str, display: str, *, yaml11: bool = False) -> list[tuple[Any, Locations]]:
-    """Parse a (multi-document) YAML text into plain data with positions; empty documents are dropped."""
+    """Parse a (multi-document) YAML text into plain data with positions; empty documents are dropped.
+
+    Nodes come from ruamel's C composer (libyaml), which keeps every node's start mark; plain data
+    is built from the node graph here, so positions cost nothing extra. ``yaml11`` reads the text the
+    way Kubernetes tools do (yes/on/off are booleans); overlays use YAML 1.2.
+    """
+    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    y = _yaml((1, 1) if yaml11 else None)
+    y = YAML(typ="safe")
+    if yaml11:
+        y.version = (1, 1)
     out: list[tuple[Any, Locations]] = []
     try:
-        for doc in y.load_all(text):
-            if doc is None:
+        for root in y.compose_all(text):
+            if root is None or (root.tag.endswith(":null") and not getattr(root, "value", None)):
                 continue
             locs: Locations = {}
-            budget = [MAX_NODES]
-            data = _plain(doc, (), locs, display, budget, Location(display, 1, 1))
+            data = _Builder(y.constructor, display, locs).build(root, ())
             out.append((data, locs))
     except RenderError:
         raise
@@ -88,65 +77,73 @@ def load_documents(text: str, display: str, *, yaml11: bool = False) -> list[tup
         problem = exc.problem or str(exc).splitlines()[0]
         raise RenderError([Finding("OVL-YAML", f"invalid YAML: {problem}", _mark_location(exc, display))]) from None
     except YAMLError as exc:
-        raise RenderError([Finding("OVL-YAML", f"invalid YAML: {exc}", Location(display))]) from None
+        raise RenderError([Finding("OVL-YAML", f"invalid YAML: {str(exc).splitlines()[0]}", Location(display))]) \
+            from None
     except RecursionError:
         raise RenderError([Finding("OVL-LIMIT", "YAML nesting is too deep", Location(display))]) from None
     return out
 
 
-def _plain(node: Any, path: Path_, locs: Locations, display: str, budget: list[int], here: Location) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+_TAG = "tag:yaml.org,2002:"
 
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise RenderError(
-            [Finding("OVL-LIMIT", f"document expands to more than {MAX_NODES} nodes (YAML alias bomb?)", here)]
-        )
-    locs[path] = here
-    if isinstance(node, CommentedMap) or isinstance(node, dict):
+
+class _Builder:
+    """Node graph -> plain data, recording where each value sits and refusing what we do not accept."""
+
+    def __init__(self, constructor: Any, display: str, locs: Locations) -> None:
+        self.constructor = constructor
+        self.display = display
+        self.locs = locs
+        self.budget = MAX_NODES
+
+    def at(self, node: Any) -> Location:
+        mark = node.start_mark
+        return Location(self.display, mark.line + 1, mark.column + 1)
+
+    def build(self, node: Any, path: Path_) -> Any:
+        self.budget -= 1
+        here = self.at(node)
+        if self.budget < 0:
+            raise RenderError([Finding(
+                "OVL-LIMIT", f"document expands to more than {MAX_NODES} nodes (YAML alias bomb?)", here)])
+        self.locs[path] = here
+        kind = type(node).__name__
+        if kind == "MappingNode":
+            return self._mapping(node, path)
+        if kind == "SequenceNode":
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return self._scalar(node, here)
+
+    def _mapping(self, node: Any, path: Path_) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        lc = getattr(node, "lc", None)
-        for key, value in node.items():
-            where = key_at = here
-            if lc is not None:
-                try:
-                    kl, kc = lc.key(key)
-                    where = key_at = Location(display, kl + 1, kc + 1)
-                    if not isinstance(value, (dict, list)):
-                        vl, vc = lc.value(key)
-                        where = Location(display, vl + 1, vc + 1)
-                except (KeyError, TypeError):
-                    pass
+        merged: list[Any] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":
+                merged.extend(value_node.value if type(value_node).__name__ == "SequenceNode" else [value_node])
+                continue
+            key = self._scalar(key_node, self.at(key_node)) if type(key_node).__name__ == "ScalarNode" else None
             if not isinstance(key, str):
-                raise RenderError([Finding("OVL-YAML", f"mapping keys must be strings, got {key!r}", where)])
-            locs[path + (key, KEY)] = key_at
-            result[key] = _plain(value, path + (key,), locs, display, budget, where)
+                raise RenderError([Finding("OVL-YAML", "mapping keys must be strings", self.at(key_node))])
+            if key in result:
+                raise RenderError([Finding("OVL-YAML", f"duplicate key {key!r}", self.at(key_node))])
+            self.locs[path + (key, KEY)] = self.at(key_node)
+            result[key] = self.build(value_node, path + (key,))
+        for source in merged:  # YAML merge keys: explicit keys win, earlier merge sources win
+            if type(source).__name__ != "MappingNode":
+                raise RenderError([Finding("OVL-YAML", "a << merge needs a mapping", self.at(source))])
+            for key, value in self._mapping(source, path).items():
+                result.setdefault(key, value)
         return result
-    if isinstance(node, CommentedSeq) or isinstance(node, list):
-        items = []
-        lc = getattr(node, "lc", None)
-        for i, value in enumerate(node):
-            where = here
-            if lc is not None:
-                try:
-                    il, ic = lc.item(i)
-                    where = Location(display, il + 1, ic + 1)
-                except (KeyError, TypeError, IndexError):
-                    pass
-            items.append(_plain(value, path + (i,), locs, display, budget, where))
-        return items
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        # ruamel's ScalarBoolean subclasses int; bool() above catches real bools only.
-        if type(node).__name__ == "ScalarBoolean":
-            return bool(node)
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    raise RenderError([Finding("OVL-YAML", f"unsupported YAML value of type {type(node).__name__}", here)])
+
+    def _scalar(self, node: Any, here: Location) -> Any:
+        tag = node.tag
+        if tag in (_TAG + "str", _TAG + "timestamp"):
+            return str(node.value)  # timestamps stay the text the user wrote
+        if tag == _TAG + "null":
+            return None
+        if tag in (_TAG + "bool", _TAG + "int", _TAG + "float"):
+            return self.constructor.construct_object(node)
+        raise RenderError([Finding("OVL-YAML", f"unsupported YAML tag {tag}", here)])
 
 
 def load_data_file(path: Path) -> Any:

@@ -186,3 +186,9 @@ def test_root_falls_back_to_folder_above_clusters(tmp_path: Path) -> None:
     (tmp_path / "ov/clusters/c1/cluster.yaml").write_text(cluster("c1", "", "../../base.yaml"))
     o = load_overlay(tmp_path / "ov/clusters/c1")
     assert o.root == (tmp_path / "ov").resolve()
+
+
+def test_generated_validator_is_fresh() -> None:
+    from renderer.overlay_schema import GENERATED, generated_source
+
+    assert GENERATED.read_text() == generated_source(), "regenerate: python -m renderer.overlay_schema"

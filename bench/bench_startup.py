@@ -1,0 +1,127 @@
+"""Cold start-up of `cozy-render render` against its peers, whole process, same machine, same run.
+
+Argo CD runs the renderer once per Application per refresh, so process start-up is the cost that
+matters. For the richest bundled sample (most rendered objects) this times, interleaved:
+
+- `cozy-render render <sample>` (the console script of this virtual environment);
+- `kubectl kustomize <dir>` over the same objects written by `render --out` (the Go peer users
+  would otherwise run); skipped, and said so, without kubectl;
+- the bare interpreter of the same environment, `python -I -S -c pass` (the floor).
+
+Usage: python bench/bench_startup.py [--runs N] [--write]   (--write updates bench/RESULTS.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "RESULTS.md"
+SECTION = "## Start-up: cold `render` vs kustomize"
+
+
+def cozy_render_cmd() -> list[str]:
+    script = Path(sys.executable).with_name("cozy-render")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "renderer"]
+
+
+def richest_sample() -> tuple[Path, int]:
+    best: tuple[Path, int] | None = None
+    for cluster in sorted((REPO / "overlays" / "clusters").glob("*/cluster.yaml")):
+        out = subprocess.run([*cozy_render_cmd(), "render", str(cluster.parent)], capture_output=True, text=True)
+        if out.returncode != 0:
+            continue
+        count = len([d for d in re.split(r"^---$", out.stdout, flags=re.M) if d.strip()])
+        if best is None or count > best[1]:
+            best = (cluster.parent, count)
+    if best is None:
+        sys.exit("no sample cluster renders")
+    return best
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def import_profile(sample: Path, top: int = 12) -> list[tuple[str, float]]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "renderer", "render", str(sample)],
+                          capture_output=True, text=True, check=True)
+    rows = []
+    for line in proc.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
+        if m and len(m.group(3)) <= 1:  # top-level imports only: their cumulative time
+            rows.append((m.group(4), int(m.group(2)) / 1000))
+    return sorted(rows, key=lambda r: -r[1])[:top]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    args = parser.parse_args()
+
+    sample, count = richest_sample()
+    render = [*cozy_render_cmd(), "render", str(sample)]
+    bare = [sys.executable, "-I", "-S", "-c", "pass"]
+    kubectl = shutil.which("kubectl")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        subprocess.run([*cozy_render_cmd(), "render", str(sample), "--out", str(out)], check=True)
+        kustomize = [kubectl, "kustomize", str(out)] if kubectl else None
+        cases = {"render": render, "bare python": bare}
+        if kustomize:
+            cases["kubectl kustomize"] = kustomize
+        for cmd in cases.values():  # warm the page cache and .pyc files; not counted
+            timed(cmd)
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.runs):
+            for name, cmd in cases.items():
+                samples[name].append(timed(cmd))
+    med = {name: statistics.median(v) * 1000 for name, v in samples.items()}
+    lines = [
+        SECTION,
+        "",
+        f"Sample: `{sample.relative_to(REPO)}` ({count} objects). Median of {args.runs} interleaved runs, "
+        f"whole process. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        "Reproduce: `.venv/bin/python bench/bench_startup.py --runs 15`.",
+        "",
+        "| command | median ms |",
+        "| --- | ---: |",
+    ]
+    for name, ms in med.items():
+        lines.append(f"| {name} | {ms:.1f} |")
+    lines.append("")
+    if "kubectl kustomize" in med:
+        lines.append(f"- render / kubectl kustomize: **{med['render'] / med['kubectl kustomize']:.2f}x** (target <= 1.0x)")
+    else:
+        lines.append("- render / kubectl kustomize: not measured (kubectl not on PATH)")
+    lines.append(f"- render / bare interpreter: **{med['render'] / med['bare python']:.2f}x**")
+    lines += ["", "Where the time goes (`python -X importtime`, top-level imports, cumulative ms, one run):", ""]
+    lines += [f"- {mod}: {ms:.1f}" for mod, ms in import_profile(sample)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.write:
+        _write_section(text)
+
+
+def _write_section(text: str) -> None:
+    current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    updated = pattern.sub(lambda _m: text + "\n", current) if pattern.search(current) else current.rstrip() + "\n\n" + text
+    RESULTS.write_text(updated)
+
+
+if __name__ == "__main__":
+    main()

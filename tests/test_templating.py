@@ -1,0 +1,48 @@
+"""The lookup fast path gives exactly what Jinja2 gives; everything else is Jinja2's."""
+
+from __future__ import annotations
+
+import pytest
+
+from renderer import templating
+
+CONTEXT = {"vars": {"domain": "example.org", "port": 443, "ratio": 1.5, "flag": True, "items": "x",
+                    "nested": {"a": {"b": "deep"}}, "none": None, "_private": "p"},
+           "cluster": {"name": "c1", "host": {"os": "apt"}}}
+
+CASES = [
+    "plain text",
+    "{{ vars.domain }}",
+    "https://api.{{ vars.domain }}:{{ vars.port }}/x",
+    "{{vars.domain}}{{ cluster.name }}",
+    "{{ vars.ratio }}",
+    "{{ vars.flag }}",
+    "{{ vars.nested.a.b }}",
+    "{{ vars.nested }}",
+    "{{ vars.none }}",
+    "{{ vars.items }}",
+    "{{ vars.domain | upper }}",
+    "{{ vars.domain }} {% if vars.flag %}on{% endif %}",
+    "{{- vars.domain -}}",
+    "{{ vars._private }}",
+]
+
+
+@pytest.mark.parametrize("source", CASES)
+def test_fast_path_matches_jinja2(source: str) -> None:
+    expected = templating._compile(source).render(CONTEXT)
+    assert templating.render_string(source, CONTEXT) == expected
+    fast = templating._lookup_only(source, CONTEXT)
+    assert fast is None or fast == expected
+
+
+def test_fast_path_covers_plain_lookups() -> None:
+    assert templating._lookup_only("https://{{ vars.domain }}:{{ vars.port }}", CONTEXT) == "https://example.org:443"
+    assert templating._lookup_only("{{ vars.flag }}", CONTEXT) is None
+    assert templating._lookup_only("{{ vars.items }}", CONTEXT) is None
+
+
+@pytest.mark.parametrize("source", ["{{ vars.missing }}", "{{ nothing.here }}", "{{ vars.domain.nope }}"])
+def test_undefined_is_jinja2s_error(source: str) -> None:
+    with pytest.raises(templating.TemplateProblem, match="undefined in template"):
+        templating.render_string(source, CONTEXT)
