@@ -1,3 +1,3 @@
-from renderer.cli import main
+from renderer.entry import main
 
 main()

@@ -4,69 +4,23 @@ only place that prints or picks an exit code (see ``renderer.errors`` for the ta
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from renderer import __version__
-from renderer.errors import (
-    ERROR,
-    EXIT_FINDINGS,
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    WARNING,
-    Finding,
-    RenderError,
-)
-
-
-def _emit_findings(findings: list[Finding], fmt: str = "text") -> None:
-    if fmt == "github":
-        for f in findings:
-            loc = f.location
-            level = "error" if f.severity == ERROR else "warning"
-            where = f" file={loc.path},line={loc.line},col={loc.col}" if loc and loc.line else \
-                (f" file={loc.path}" if loc else "")
-            click.echo(f"::{level}{where},title={f.code}::{f.message}", err=False)
-        return
-    for f in findings:
-        click.echo(f.format(), err=True)
+from renderer.app import execute, report
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Finding, RenderError
 
 
 def guarded(fn: Callable[..., int | None]) -> Callable[..., None]:
-    """Run a command body: RenderError -> one line per finding on stderr; bugs -> exit 4."""
+    """Run a command body through ``renderer.app.execute`` (findings, exit codes, no tracebacks)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         debug = kwargs.pop("debug", False)
-        try:
-            code = fn(*args, **kwargs)
-        except RenderError as exc:
-            _emit_findings(exc.findings)
-            sys.exit(exc.exit_code)
-        except BrokenPipeError:
-            # The reader went away (`| head`); nothing useful can be said on a closed stdout.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(EXIT_OK)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        except click.exceptions.ClickException:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into an exit code
-            if debug:
-                import traceback
-
-                traceback.print_exc()
-            click.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", err=True)
-            sys.exit(EXIT_INTERNAL)
-        sys.exit(code or EXIT_OK)
+        execute(lambda: fn(*args, **kwargs), debug, passthrough=(click.exceptions.ClickException,))
 
     return click.option("--debug", is_flag=True, help="Show a traceback on internal errors.")(wrapper)
 
@@ -82,32 +36,6 @@ _strict_opt = click.option("--strict", is_flag=True, help="Treat warnings as err
 @click.version_option(__version__, prog_name="cozy-render")
 def main() -> None:
     """Render Cozystack Package CRs from per-cluster GitOps overlays."""
-
-
-def _cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
-    if not all_clusters:
-        return [path]
-    clusters = path / "clusters" if (path / "clusters").is_dir() else path
-    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
-    if not found:
-        raise click.UsageError(f"--all: no */cluster.yaml under {clusters}")
-    return found
-
-
-def _render_all(paths: list[Path], variants: Path | None, root: Path | None, strict: bool):  # noqa: ANN202
-    from renderer.pipeline import render
-
-    results, failures = [], []
-    for p in paths:
-        try:
-            results.append(render(p, variants=variants, root=root))
-        except RenderError as exc:
-            failures.extend(exc.findings)
-    warnings = [f for r in results for f in r.findings if f.severity == WARNING]
-    if failures or (strict and warnings):
-        raise RenderError(failures + warnings)
-    _emit_findings(warnings)
-    return results
 
 
 @main.command()
@@ -126,27 +54,11 @@ def _render_all(paths: list[Path], variants: Path | None, root: Path | None, str
 def render(path: Path, fmt: str, out: Path | None, all_clusters: bool, check_only: bool,
            variants: Path | None, root: Path | None, strict: bool) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
-    from renderer import output
+    from renderer.app import render_command
 
     if check_only and out is None:
         raise click.UsageError("--check needs --out DIR")
-    results = _render_all(_cluster_paths(path, all_clusters), variants, root, strict)
-    if out is None:
-        objects = [o for r in results for o in r.manifests]
-        click.echo(output.to_json(objects) if fmt == "json" else output.to_yaml(objects), nl=False)
-        return EXIT_OK
-    files: dict[str, str] = {}
-    for r in results:
-        prefix = f"{r.overlay.name}/" if all_clusters else ""
-        for name, content in output.directory_files(r.manifests).items():
-            files[prefix + name] = content
-    if check_only:
-        stale = output.stale_files(out, files)
-        for line in stale:
-            click.echo(f"{line} (re-run cozy-render render --out)", err=True)
-        return EXIT_FINDINGS if stale else EXIT_OK
-    output.write_tree(out, files)
-    return EXIT_OK
+    return render_command(path, fmt, out, all_clusters, check_only, variants, root, strict)
 
 
 @main.command()
@@ -169,16 +81,16 @@ def check(path: Path, fmt: str, all_clusters: bool, variants: Path | None, root:
     from renderer.variants import Variants
 
     findings: list[Finding] = []
-    for p in _cluster_paths(path, all_clusters):
+    from renderer.app import cluster_paths
+
+    for p in cluster_paths(path, all_clusters):
         result = emit(load_overlay(p, root), Variants(variants))
         findings.extend(result.findings + run_rules(result))
     findings = sorted_findings(findings)
     if fmt == "json":
         click.echo(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2))
-    elif fmt == "github":
-        _emit_findings(findings, "github")
     else:
-        _emit_findings(findings)
+        report(findings, fmt)
     failing = [f for f in findings if f.severity == ERROR or strict]
     return EXIT_FINDINGS if failing else EXIT_OK
 

@@ -165,35 +165,42 @@ _YAML11_AMBIGUOUS = re.compile(
 )
 
 
-def _dumpable(value: Any) -> Any:
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+def _dumper():  # noqa: ANN202
+    """libyaml's emitter (ruamel's C extension) fed by a representer that keeps our key order."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.representer import SafeRepresenter
 
-    if isinstance(value, dict):
-        return {k: _dumpable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_dumpable(v) for v in value]
-    if isinstance(value, str):
-        if "\n" in value and not value.startswith((" ", "\t")) and all(
-            line == line.rstrip() for line in value.split("\n")
-        ):
-            return LiteralScalarString(value)
-        if _YAML11_AMBIGUOUS.match(value):
-            return DoubleQuotedScalarString(value)
-    return value
+    class _Representer(SafeRepresenter):
+        def represent_str(self, data: str):  # noqa: ANN201
+            style = None
+            if "\n" in data and _literal_ok(data):
+                style = "|"
+            elif _YAML11_AMBIGUOUS.match(data):
+                style = '"'
+            return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+        def represent_dict(self, data: dict):  # noqa: ANN201
+            return self.represent_mapping("tag:yaml.org,2002:map", data.items())
+
+    _Representer.add_representer(str, _Representer.represent_str)
+    _Representer.add_representer(dict, _Representer.represent_dict)
+    y = YAML(typ="safe")
+    y.Representer = _Representer
+    y.default_flow_style = False
+    y.allow_unicode = True
+    y.width = 4096  # never fold long strings: a folded line is a diff nobody asked for
+    return y
+
+
+def _literal_ok(text: str) -> bool:
+    """A literal block reproduces the string exactly only without trailing spaces or tabs."""
+    return not any(line != line.rstrip(" \t") for line in text.split("\n")) and not text.startswith((" ", "\t"))
 
 
 def dump_stream(objects: Iterable[dict[str, Any]]) -> str:
     """A `---`-separated YAML stream; key order is the order the objects were built in."""
-    from ruamel.yaml import YAML
-
-    y = YAML(typ="rt")
-    y.indent(mapping=2, sequence=4, offset=2)
-    y.width = 4096
-    y.representer.add_representer(
-        type(None), lambda r, _d: r.represent_scalar("tag:yaml.org,2002:null", "null")
-    )
     buf = io.StringIO()
-    y.dump_all([_dumpable(o) for o in objects], buf)
+    _dumper().dump_all(list(objects), buf)
     return buf.getvalue()
 
 

@@ -33,17 +33,11 @@ def cmp() -> None:
 @guarded
 def generate(path: str) -> int:
     """Print the Application's manifests to stdout (YAML stream)."""
-    import os
     from pathlib import Path
 
-    from renderer.cmp import parse_parameters, render_for_argocd
+    from renderer.app import cmp_generate
 
-    params = parse_parameters(os.environ.get("ARGOCD_APP_PARAMETERS", ""))
-    text, warnings = render_for_argocd(Path(path), params)
-    for w in warnings:
-        click.echo(w.format(), err=True)
-    click.echo(text, nl=False)
-    return 0
+    return cmp_generate(Path(path))
 
 
 @cmp.command("parameters")

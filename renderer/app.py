@@ -1,0 +1,129 @@
+"""Command bodies shared by the Click layer and the start-up fast path (``renderer.entry``).
+
+This is the only module besides the CLI that writes to stdout/stderr or exits: ``execute`` turns
+a body's result or exception into output and an exit code (table in ``renderer.errors``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, NoReturn, TextIO
+
+from renderer.errors import (
+    ERROR,
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    WARNING,
+    Finding,
+    RenderError,
+)
+
+
+def report(findings: list[Finding], fmt: str = "text", stream: TextIO | None = None) -> None:
+    """Findings as text lines (stderr) or GitHub workflow annotations (stdout)."""
+    if fmt == "github":
+        out = stream or sys.stdout
+        for f in findings:
+            loc = f.location
+            level = "error" if f.severity == ERROR else "warning"
+            where = f" file={loc.path},line={loc.line},col={loc.col}" if loc and loc.line else \
+                (f" file={loc.path}" if loc else "")
+            out.write(f"::{level}{where},title={f.code}::{f.message}\n")
+        return
+    out = stream or sys.stderr
+    for f in findings:
+        out.write(f.format() + "\n")
+
+
+def execute(body: Callable[[], int | None], debug: bool = False,
+            passthrough: tuple[type[BaseException], ...] = ()) -> NoReturn:
+    try:
+        code = body()
+        sys.stdout.flush()
+    except RenderError as exc:
+        report(exc.findings)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        # The reader went away (`| head`); nothing useful can be said on a closed stdout.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_OK)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
+    except passthrough:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into an exit code
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)\n")
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code or EXIT_OK)
+
+
+def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
+    if not all_clusters:
+        return [path]
+    clusters = path / "clusters" if (path / "clusters").is_dir() else path
+    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
+    if not found:
+        raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
+    return found
+
+
+def render_clusters(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
+                    extra_vars: dict[str, str] | None = None) -> list:  # noqa: ANN401
+    """Render every path; all failures are collected before raising. Warnings go to stderr."""
+    from renderer.pipeline import render
+
+    results, failures = [], []
+    for p in paths:
+        try:
+            results.append(render(p, variants=variants, root=root, extra_vars=extra_vars))
+        except RenderError as exc:
+            failures.extend(exc.findings)
+    warnings = [f for r in results for f in r.findings if f.severity == WARNING]
+    if failures or (strict and warnings):
+        raise RenderError(failures + warnings)
+    report(warnings)
+    return results
+
+
+def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_clusters: bool = False,
+                   check_only: bool = False, variants: Path | None = None, root: Path | None = None,
+                   strict: bool = False) -> int:
+    from renderer import output
+
+    results = render_clusters(cluster_paths(path, all_clusters), variants, root, strict)
+    if out is None:
+        objects = [o for r in results for o in r.manifests]
+        sys.stdout.write(output.to_json(objects) if fmt == "json" else output.to_yaml(objects))
+        return EXIT_OK
+    files: dict[str, str] = {}
+    for r in results:
+        prefix = f"{r.overlay.name}/" if all_clusters else ""
+        for name, content in output.directory_files(r.manifests).items():
+            files[prefix + name] = content
+    if check_only:
+        stale = output.stale_files(out, files)
+        for line in stale:
+            sys.stderr.write(f"{line} (re-run cozy-render render --out)\n")
+        return EXIT_FINDINGS if stale else EXIT_OK
+    output.write_tree(out, files)
+    return EXIT_OK
+
+
+def cmp_generate(path: Path) -> int:
+    from renderer.cmp import parse_parameters, render_for_argocd
+
+    params = parse_parameters(os.environ.get("ARGOCD_APP_PARAMETERS", ""))
+    text, warnings = render_for_argocd(path, params)
+    report(warnings)
+    sys.stdout.write(text)
+    return EXIT_OK

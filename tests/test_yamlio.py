@@ -1,0 +1,59 @@
+"""YAML in and out: positions, YAML 1.1 vs 1.2 reading, and output every Kubernetes tool reads back."""
+
+from __future__ import annotations
+
+import pytest
+
+from renderer.errors import RenderError
+from renderer.yamlio import KEY, dump_stream, load_documents
+
+TRICKY = {
+    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
+    "data": {"port": "7445", "yes": "yes", "on": "on", "y": "y", "n": None, "float": "1.5", "oct": "0o17",
+             "hex": "0x1F", "date": "2001-01-01", "colon": "a: b", "dash": "- x", "empty": "", "multi": "l1\nl2\n",
+             "trailing": "a \nb", "unicode": "ünï", "sexagesimal": "1:20", "tilde": "~", "bools": [True, False]},
+}
+
+
+@pytest.mark.parametrize("yaml11", [False, True])
+def test_output_reads_back_identically_in_yaml_1_1_and_1_2(yaml11: bool) -> None:
+    text = dump_stream([TRICKY, TRICKY])
+    assert [d for d, _ in load_documents(text, "x", yaml11=yaml11)] == [TRICKY, TRICKY]
+
+
+def test_output_keeps_key_order_and_uses_literal_blocks() -> None:
+    text = dump_stream([{"kind": "K", "apiVersion": "v1", "data": {"z": "1", "a": "l1\nl2\n"}}])
+    assert text == 'kind: K\napiVersion: v1\ndata:\n  z: "1"\n  a: |\n    l1\n    l2\n'
+
+
+def test_yaml_1_1_reading_for_manifests() -> None:
+    ((data, _),) = load_documents("a: yes\nb: on\nc: 'yes'\n", "m.yaml", yaml11=True)
+    assert data == {"a": True, "b": True, "c": "yes"}
+    ((data, _),) = load_documents("a: yes\nb: on\n", "o.yaml")
+    assert data == {"a": "yes", "b": "on"}
+
+
+def test_positions_of_values_and_keys() -> None:
+    ((data, locs),) = load_documents("a:\n  b: [1, 2]\n  c: x\n", "f.yaml")
+    assert str(locs[("a", "c")]) == "f.yaml:3:6"
+    assert str(locs[("a", "c", KEY)]) == "f.yaml:3:3"
+    assert str(locs[("a", "b", 1)]) == "f.yaml:2:10"
+
+
+def test_timestamps_stay_text_and_merge_keys_work() -> None:
+    ((data, _),) = load_documents("base: &b {x: 1, y: 2}\nd: 2001-12-14\nm:\n  <<: *b\n  y: 3\n", "f.yaml")
+    assert data["d"] == "2001-12-14" and data["m"] == {"x": 1, "y": 3}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: !!python/object:os.system x\n", "unsupported YAML tag"),
+    ("a: 1\na: 2\n", "duplicate key 'a'"),
+    ("? [1, 2]\n: x\n", "mapping keys must be strings"),
+    ("a: [1, 2\n", "invalid YAML"),
+    ("a: *nope\n", "invalid YAML"),
+])
+def test_refused_yaml(text: str, message: str) -> None:
+    with pytest.raises(RenderError) as info:
+        load_documents(text, "f.yaml")
+    (finding,) = info.value.findings
+    assert message in finding.message and finding.location.path == "f.yaml" and finding.location.line >= 1
