@@ -8,7 +8,12 @@ matters. For the richest bundled sample (most rendered objects) this times, inte
   would otherwise run); skipped, and said so, without kubectl;
 - the bare interpreter of the same environment, `python -I -S -c pass` (the floor).
 
-Usage: python bench/bench_startup.py [--runs N] [--write]   (--write updates bench/RESULTS.md)
+cozy-render is measured the way the Argo CD sidecar runs it: installed from a wheel (bytecode
+compiled at install time) into a fresh virtual environment this script builds with pip. A
+development (editable) install costs ~18 ms more per process for setuptools' import hook, which
+no deployment has. `--venv DIR` reuses an existing environment that has cozy-render installed.
+
+Usage: python bench/bench_startup.py [--runs N] [--venv DIR] [--write]   (--write updates bench/RESULTS.md)
 """
 
 from __future__ import annotations
@@ -30,9 +35,19 @@ RESULTS = REPO / "bench" / "RESULTS.md"
 SECTION = "## Start-up: cold `render` vs kustomize"
 
 
+PYTHON = Path(sys.executable)
+
+
 def cozy_render_cmd() -> list[str]:
-    script = Path(sys.executable).with_name("cozy-render")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "renderer"]
+    return [str(PYTHON.with_name("cozy-render"))]
+
+
+def build_venv(where: Path) -> Path:
+    """A fresh venv with cozy-render installed from this checkout as a wheel (not editable)."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    python = where / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(REPO)], check=True, env=ENV)
+    return python
 
 
 def richest_sample() -> tuple[Path, int]:
@@ -62,7 +77,7 @@ def timed(cmd: list[str]) -> float:
 
 
 def import_profile(sample: Path, top: int = 12) -> list[tuple[str, float]]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "renderer", "render", str(sample)],
+    proc = subprocess.run([str(PYTHON), "-X", "importtime", "-m", "renderer", "render", str(sample)],
                           capture_output=True, text=True, check=True, env=ENV)
     rows = []
     for line in proc.stderr.splitlines():
@@ -76,11 +91,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    parser.add_argument("--venv", type=Path, help="existing environment with cozy-render installed")
     args = parser.parse_args()
 
+    global PYTHON
+    with tempfile.TemporaryDirectory() as scratch:
+        PYTHON = (args.venv / "bin" / "python") if args.venv else build_venv(Path(scratch) / "venv")
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     sample, count = richest_sample()
     render = [*cozy_render_cmd(), "render", str(sample)]
-    bare = [sys.executable, "-I", "-S", "-c", "pass"]
+    bare = [str(PYTHON), "-I", "-S", "-c", "pass"]
     kubectl = shutil.which("kubectl")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
@@ -89,7 +112,6 @@ def main() -> None:
         cases = {"render": render, "bare python": bare}
         if kustomize:
             cases["kubectl kustomize"] = kustomize
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "renderer")], check=True, env=ENV)
         for cmd in cases.values():  # warm the page cache; not counted
             timed(cmd)
         samples: dict[str, list[float]] = {name: [] for name in cases}
@@ -101,8 +123,9 @@ def main() -> None:
         SECTION,
         "",
         f"Sample: `{sample.relative_to(REPO)}` ({count} objects). Median of {args.runs} interleaved runs, "
-        f"whole process. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
-        "Reproduce: `.venv/bin/python bench/bench_startup.py --runs 15`.",
+        f"whole process, cozy-render installed from a wheel into a fresh venv. Machine: {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        "Reproduce: `.venv/bin/python bench/bench_startup.py --runs 15 --write`.",
         "",
         "| command | median ms |",
         "| --- | ---: |",

@@ -121,6 +121,11 @@ def _finding(exc: Any, data: Any, locs: Locations, display: str) -> Finding:
         want = definition if isinstance(definition, str) else " or ".join(definition)
         return Finding("OVL-SCHEMA", f"{where} must be {_article(want)}, got {_json_type(value)}",
                        _locate(locs, path, display))
+    if rule == "anyOf":
+        kinds = [d.get("type") for d in definition if isinstance(d, dict) and isinstance(d.get("type"), str)]
+        if kinds:
+            return Finding("OVL-SCHEMA", f"{where} must be {' or '.join(_article(k) for k in kinds)}, "
+                                         f"got {_json_type(value)}", _locate(locs, path, display))
     if rule == "pattern":
         return Finding("OVL-SCHEMA", f"{where}: {value!r} does not match {definition}", _locate(locs, path, display))
     message = exc.message.replace("data.", "", 1).replace("data ", "", 1)
