@@ -110,6 +110,7 @@ class RenderResult:
     overlay: Overlay
     objects: list[Emitted]
     findings: list[Finding]
+    variants: Any = None  # the renderer.variants.Variants the render used (shipped + --variants)
 
     @property
     def manifests(self) -> list[dict[str, Any]]:

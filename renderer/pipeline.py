@@ -26,13 +26,17 @@ _RANK_NAMESPACE, _RANK_CRD, _RANK_PLATFORM, _RANK_PACKAGE, _RANK_OTHER = range(5
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
-           run_checks: bool = True, extra_vars: dict[str, str] | None = None) -> RenderResult:
+           run_checks: bool = True, extra_vars: dict[str, str] | None = None,
+           kubernetes_version: str | None = None, validator: str = "auto") -> RenderResult:
     """Render one cluster. Raises RenderError on bad input or when an error-severity rule fires.
 
     ``extra_vars`` (Argo CD parameters) override the overlay's ``vars`` before templating.
     """
     overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(overlay, Variants(variants))
+    if run_checks:  # output schemas (renderer.schemas): kubeconform-compatible, offline
+        from renderer.schemas import check_objects
+        result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
     if run_checks:
         from renderer.rules import run_rules
 
@@ -67,7 +71,7 @@ def emit(overlay: Overlay, variants: Variants) -> RenderResult:
     _label(ctx)
     _refuse_duplicates(ctx)
     ctx.objects.sort(key=_order)
-    return RenderResult(overlay, ctx.objects, ctx.findings)
+    return RenderResult(overlay, ctx.objects, ctx.findings, variants)
 
 
 def _emit_platform(ctx: RenderContext) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from renderer.features import gpu, hubble, vlans
 from renderer.model import RenderContext
 
-FEATURES: list[Callable[[RenderContext], None]] = []
+FEATURES: list[Callable[[RenderContext], None]] = [gpu.contribute, hubble.contribute, vlans.contribute]

@@ -15,7 +15,7 @@ from renderer.errors import ERROR, WARNING, Finding, Location
 from renderer.model import Emitted, RenderResult
 from renderer.yamlio import Path_
 
-_MODULES = ("renderer.rules.package",)
+_MODULES = ("renderer.rules.package", "renderer.rules.platform", "renderer.rules.gpu", "renderer.rules.hubble", "renderer.rules.network")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Generated validator modules (`python -m renderer.schemas.build`); imported one per kind present."""

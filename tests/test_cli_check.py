@@ -1,0 +1,130 @@
+"""`cozy-render check`: output formats, exit codes (0 clean, 1 findings, 3 bad input) and --strict;
+`cozy-render rules` listing and explaining."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+HEADER = """\
+apiVersion: render.cozystack.io/v1alpha1
+kind: ClusterOverlay
+metadata: {name: c1}
+host: {os: apt}
+"""
+CLEAN = HEADER + "platform: {variant: isp-full}\n"
+# Line 8 col 27 is the namespace value (PKG-01); the Package (its mapping starts at 8:5) is co-managed
+# with the platform (PLT-11).
+WITH_ERROR = HEADER + """\
+platform: {variant: isp-full}
+packages:
+  cozystack.metallb:
+    metadata: {namespace: cozy-system}
+    variant: default
+"""
+# Line 9 col 25 is the enabledPackages entry that has no effect (PLT-08).
+WITH_WARNING = HEADER + """\
+platform:
+  variant: isp-full
+  values:
+    bundles:
+      enabledPackages: [cozystack.metallb]
+"""
+METALLB_PLT08 = ("cozystack.metallb in enabledPackages has no effect on this variant "
+                 "(it is a default package: only disabledPackages affects it).")
+PKG01 = ("Package is cluster-scoped: remove metadata.namespace (the API server drops it, and a GitOps diff "
+         "will never converge).")
+
+
+@pytest.fixture
+def cluster(repo, monkeypatch: pytest.MonkeyPatch):
+    """Write one cluster overlay and run from the repo root, so locations print as relative paths."""
+
+    def make(text: str, extra: dict[str, str] | None = None) -> str:
+        root = repo({"clusters/c1/cluster.yaml": text, **(extra or {})})
+        monkeypatch.chdir(root)
+        return "clusters/c1"
+
+    return make
+
+
+def test_clean_cluster_exits_0_silently(cli, cluster) -> None:
+    path = cluster(CLEAN)
+    assert cli("check", path) == (0, "", "")
+    code, out, err = cli("check", "-o", "json", path)
+    assert (code, json.loads(out), err) == (0, {"findings": []}, "")
+    assert cli("check", "--strict", "-o", "github", path) == (0, "", "")
+
+
+def test_error_text_output_and_exit_1(cli, cluster) -> None:
+    code, out, err = cli("check", cluster(WITH_ERROR))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        "clusters/c1/cluster.yaml:8:5: warning[PLT-11]: cozystack.metallb is co-managed with the platform "
+        "release; platform-rendered keys will be re-asserted on every platform upgrade.",
+        f"clusters/c1/cluster.yaml:8:27: error[PKG-01]: {PKG01}",
+    ]
+
+
+def test_json_output(cli, cluster) -> None:
+    code, out, err = cli("check", "-o", "json", cluster(WITH_ERROR))
+    assert (code, err) == (1, "")
+    findings = json.loads(out)["findings"]
+    assert findings[1] == {"code": "PKG-01", "severity": "error", "message": PKG01,
+                           "file": "clusters/c1/cluster.yaml", "line": 8, "column": 27}
+    assert [f["code"] for f in findings] == ["PLT-11", "PKG-01"]
+
+
+def test_github_annotations(cli, cluster) -> None:
+    code, out, err = cli("check", "-o", "github", cluster(WITH_ERROR))
+    assert (code, err) == (1, "")
+    assert out.splitlines()[1] == f"::error file=clusters/c1/cluster.yaml,line=8,col=27,title=PKG-01::{PKG01}"
+    assert out.splitlines()[0].startswith("::warning file=clusters/c1/cluster.yaml,line=8,col=5,title=PLT-11::")
+
+
+def test_warnings_pass_unless_strict(cli, cluster) -> None:
+    path = cluster(WITH_WARNING)
+    line = f"clusters/c1/cluster.yaml:9:25: warning[PLT-08]: {METALLB_PLT08}"
+    assert cli("check", path) == (0, "", line + "\n")
+    assert cli("check", "--strict", path) == (1, "", line + "\n")
+    code, out, _ = cli("check", "--strict", "-o", "json", path)
+    assert code == 1 and json.loads(out)["findings"][0]["code"] == "PLT-08"
+
+
+def test_bad_input_exits_3_without_stdout(cli, cluster) -> None:
+    code, out, err = cli("check", cluster(CLEAN + "manifests: [missing.yaml]\n"))
+    assert (code, out) == (3, "")
+    assert len(err.splitlines()) == 1 and "error[OVL-PATH]" in err and "missing.yaml" in err
+
+
+def test_render_refuses_the_error_the_check_reports(cli, cluster) -> None:
+    code, out, err = cli("render", cluster(WITH_ERROR))
+    assert (code, out) == (3, "")
+    assert f"clusters/c1/cluster.yaml:8:27: error[PKG-01]: {PKG01}" in err.splitlines()
+
+
+def test_check_all_reports_every_cluster(cli, repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo({"clusters/a/cluster.yaml": CLEAN.replace("name: c1", "name: a"),
+                 "clusters/b/cluster.yaml": WITH_WARNING.replace("name: c1", "name: b")})
+    monkeypatch.chdir(root)
+    code, out, err = cli("check", "--all", "-o", "json", ".")
+    assert code == 0 and err == ""
+    assert [(f["file"], f["code"]) for f in json.loads(out)["findings"]] == [("clusters/b/cluster.yaml", "PLT-08")]
+
+
+def test_rules_lists_and_explains(cli) -> None:
+    code, out, err = cli("rules")
+    assert (code, err) == (0, "")
+    ids = [line.split()[0] for line in out.splitlines()]
+    assert ids.index("PKG-02") < ids.index("PKG-10") and "PLT-12" in ids
+    code, out, _ = cli("rules", "plt-07")
+    assert code == 0 and out.startswith("PLT-07 (warning): ") and "cozystack.bootbox" in out
+    assert "Sources:" in out
+    code, out, err = cli("rules", "PLT-99")
+    assert (code, out) == (3, "") and "error[RULES]: no rule PLT-99" in err
+
+
+def test_strict_help_is_documented(cli) -> None:
+    code, out, _ = cli("check", "--help")
+    assert code == 0 and "--strict" in out and "github" in out
