@@ -15,18 +15,18 @@ import sys
 
 def _fast(argv: list[str]):  # noqa: ANN202
     if argv == ["cmp", "generate"]:
-        from pathlib import Path
+        target = "."
+    elif len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):
+        target = argv[1]
+    else:
+        return None
+    from pathlib import Path
 
-        from renderer import app
+    from renderer import app
 
-        return lambda: app.cmp_generate(Path("."))
-    if len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):
-        from pathlib import Path
-
-        from renderer import app
-
-        return lambda: app.render_command(Path(argv[1]))
-    return None
+    if argv[0] == "cmp":
+        return lambda: app.cmp_generate(Path(target))
+    return lambda: app.render_command(Path(target))
 
 
 def main() -> None:

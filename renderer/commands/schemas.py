@@ -35,7 +35,7 @@ def schemas() -> None:
               help="Write the default-registry layout for this version (repeatable; `master` allowed). "
                    "Default: master and the default Kubernetes version.")
 @click.option("--core", is_flag=True,
-              help="Also write our core-kind schemas (ConfigMap, DaemonSet, ...) for each version given.")
+              help="Also write our core-kind schemas (ConfigMap, DaemonSet, ...) for each version given (not master).")
 @click.option("--debug", is_flag=True, help="Show a traceback on internal errors.")
 def export(directory: Path, versions: list[str], core: bool, debug: bool) -> None:
     """Write Package, PackageSource and NetworkAttachmentDefinition schemas under DIRECTORY.

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable
 
 from renderer.errors import ERROR, WARNING, Finding, Location
 from renderer.model import Emitted, RenderResult
+from renderer.platform import PlatformFacts
 from renderer.yamlio import Path_
 
 _MODULES = ("renderer.rules.package", "renderer.rules.platform", "renderer.rules.gpu", "renderer.rules.hubble", "renderer.rules.network")
@@ -79,6 +81,29 @@ class RuleContext:
 
     def packages(self) -> list[Emitted]:
         return [e for e in self.objects if e.is_package()]
+
+    @cached_property
+    def variants(self):  # noqa: ANN201 - renderer.variants.Variants, imported lazily
+        """The variant data this render used: the shipped folder plus ``--variants``."""
+        if self.result.variants is not None:
+            return self.result.variants
+        from renderer.variants import Variants
+
+        return Variants()
+
+    @cached_property
+    def catalogue(self) -> dict[str, Any]:
+        return self.variants.catalogue()
+
+    @cached_property
+    def facts(self) -> PlatformFacts:
+        """What the platform chart will do with the rendered platform Package."""
+        return PlatformFacts.from_objects(self.catalogue, self.objects)
+
+    def data(self, relpath: str) -> dict[str, Any]:
+        """A single-document data file from the variants folder (``gpu/facts.yaml``, ...)."""
+        (doc,) = self.variants.load(relpath)
+        return doc
 
 
 def run_rules(result: RenderResult, only: Iterable[str] | None = None) -> list[Finding]:

@@ -12,7 +12,7 @@ PLT-03 (an invalid ``bundles.iaas.gpuOperatorVariant``) lives with the platform 
 from __future__ import annotations
 
 import re
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any, Iterator
 
 from renderer.errors import ERROR, WARNING
@@ -49,21 +49,6 @@ SRC_GPU_DOC = f"{_W}virtualization/gpu.md"
 SRC_EXAMPLES = f"{_C}packages/system/gpu-operator/examples/ (values-native-talos.yaml, README.md)"
 
 
-@lru_cache(maxsize=1)
-def gpu_facts() -> dict[str, Any]:
-    from renderer.variants import Variants
-
-    (facts,) = Variants().load("gpu/facts.yaml")
-    return facts
-
-
-@lru_cache(maxsize=1)
-def _catalogue() -> dict[str, Any]:
-    from renderer.variants import Variants
-
-    return Variants().catalogue()
-
-
 def _get(node: Any, *path: Any) -> Any:
     for key in path:
         if not isinstance(node, dict) or key not in node:
@@ -81,7 +66,7 @@ class GpuView:
 
     @cached_property
     def facts(self) -> PlatformFacts:
-        return PlatformFacts.from_objects(_catalogue(), self.ctx.objects)
+        return self.ctx.facts
 
     @cached_property
     def platform(self) -> Emitted | None:
@@ -218,7 +203,7 @@ def _nonempty(value: Any) -> bool:
 def gpu_01(ctx: RuleContext) -> Iterator[Hit]:
     v = _view(ctx)
     written = _get(v.standalone.obj, "spec", "variant") if v.standalone else None
-    if written not in (None, "") and written not in gpu_facts()["operatorVariants"]:
+    if written not in (None, "") and written not in ctx.data("gpu/facts.yaml")["operatorVariants"]:
         yield Hit(f"gpu-operator variants are default, vgpu, container (got {written!r}).",
                   v.standalone, ("spec", "variant"))
 
@@ -482,10 +467,10 @@ def gpu_12(ctx: RuleContext) -> Iterator[Hit]:
                                                   "vgpuManager", "imagePullSecrets", i))
 
 
-def _model_generation(model: str) -> str | None:
+def _model_generation(ctx: RuleContext, model: str) -> str | None:
     """mdev | sriov for a host.gpuModel such as "A100", "NVIDIA L40S" or "l4"; None when unknown."""
     name = re.sub(r"^NVIDIA\s+", "", model.strip(), flags=re.I).replace(" ", "").upper()
-    for generation, models in gpu_facts()["vgpuGenerations"].items():
+    for generation, models in ctx.data("gpu/facts.yaml")["vgpuGenerations"].items():
         if name in models:
             return generation
     return None
@@ -510,7 +495,7 @@ def gpu_13(ctx: RuleContext) -> Iterator[Hit]:
     model = v.overlay.get("host", "gpuModel")
     if not (v.bundle and v.facts.gpu_operator_variant == "vgpu") or not isinstance(model, str):
         return
-    if v.knob("vgpuDeviceManager", "enabled") is True and _model_generation(model) == "sriov":
+    if v.knob("vgpuDeviceManager", "enabled") is True and _model_generation(ctx, model) == "sriov":
         yield Hit(f"vgpu-device-manager crashloops on SR-IOV GPUs ({model}: no /sys/class/mdev_bus); keep it off "
                   "and list VFs in gpu.permittedHostDevices.pciHostDevices.",
                   **v.knob_at("vgpuDeviceManager", "enabled"))
@@ -565,7 +550,7 @@ def gpu_15(ctx: RuleContext) -> Iterator[Hit]:
     v = _view(ctx)
     if not (v.bundle and v.facts.gpu_operator_variant == "default") or v.knob("replaceDefaults") is True:
         return
-    defaults = {d["pciVendorSelector"].upper(): d["resourceName"] for d in gpu_facts()["passthroughDefaults"]}
+    defaults = {d["pciVendorSelector"].upper(): d["resourceName"] for d in ctx.data("gpu/facts.yaml")["passthroughDefaults"]}
     pci = v.knob("permittedHostDevices", "pciHostDevices")
     for i, entry in enumerate(pci if isinstance(pci, list) else []):
         selector = entry.get("pciVendorSelector") if isinstance(entry, dict) else None

@@ -8,7 +8,6 @@ release, is explained in ``renderer.features.hubble`` (PLT-11 is the platform ru
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Iterator
 
 from renderer.errors import ERROR, WARNING
@@ -26,18 +25,6 @@ SRC_CILIUM_VALUES = "cilium chart 1.19.5 values.yaml (hubble.metrics.serviceMoni
                     f"in {_C}packages/system/cilium"
 # Labels the L7 HTTP dashboard groups by (reference (e)); an httpV2 entry without them leaves it empty.
 DASHBOARD_LABELS = ("source_workload", "destination_workload")
-
-
-@lru_cache(maxsize=1)
-def _data() -> tuple[dict[str, Any], dict[str, Any]]:
-    from renderer.variants import Variants
-
-    variants = Variants()
-    return variants.catalogue(), variants.load("hubble/networking.yaml")[0]
-
-
-def _facts(ctx: RuleContext) -> PlatformFacts:
-    return PlatformFacts.from_objects(_data()[0], ctx.objects)
 
 
 def _get(node: Any, path: tuple[Any, ...]) -> Any:
@@ -109,8 +96,8 @@ def hub_01(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_NETWORKING_SOURCE, SRC_SYSTEM, SRC_HUBBLE_DOC],
 )
 def hub_02(ctx: RuleContext) -> Iterator[Hit]:
-    facts = _facts(ctx)
-    cilium_variants = _data()[1]["ciliumVariants"]
+    facts = ctx.facts
+    cilium_variants = ctx.data("hubble/networking.yaml")["ciliumVariants"]
     message = "Hubble needs the Cozystack-managed Cilium (networking variant with a cilium component)"
     rendered = _hubble_on(ctx)
     for e, _ in rendered:
@@ -203,7 +190,7 @@ def hub_04(ctx: RuleContext) -> Iterator[Hit]:
 def hub_05(ctx: RuleContext) -> Iterator[Hit]:
     if not _hubble_on(ctx):
         return
-    facts = _facts(ctx)
+    facts = ctx.facts
     if facts.get("monitoring", "rootEnabled") is False:
         yield Hit("Hubble dashboards are provisioned only with the platform Monitoring hub "
                   "(monitoring.rootEnabled is false).",

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any, Iterator
 
 from renderer.errors import ERROR, WARNING
 from renderer.features.vlans import NAD_API, NAD_KIND
 from renderer.model import Emitted
-from renderer.platform import PlatformFacts
 from renderer.rules import Hit, RuleContext, rule
 
 _C = "C:"  # cozystack/cozystack @ 3c780acd417f086f8f18d040d0d7020ff55d3ba3
@@ -32,14 +30,6 @@ NAD_CRD = "network-attachment-definitions.k8s.cni.cncf.io"
 VLAN_IDS = range(1, 4095)
 DEFAULT_DESTINATIONS = ("default", "0.0.0.0/0", "::/0")
 _VPC_NAD_NAME = re.compile(r"^subnet-[0-9a-f]{8}$")
-
-
-@lru_cache(maxsize=1)
-def _data() -> tuple[dict[str, Any], dict[str, Any]]:
-    from renderer.variants import Variants
-
-    variants = Variants()
-    return variants.catalogue(), variants.load("vlan/cni.yaml")[0]
 
 
 def _nads(ctx: RuleContext) -> list[Emitted]:
@@ -181,7 +171,7 @@ def net_06(ctx: RuleContext) -> Iterator[Hit]:
     nads = _nads(ctx)
     if not nads:
         return
-    facts = PlatformFacts.from_objects(_data()[0], ctx.objects)
+    facts = ctx.facts
     if facts.multus_rendered or any(e.name == "cozystack.multus" for e in ctx.packages()):
         return
     if any(e.kind == "CustomResourceDefinition" and e.name == NAD_CRD for e in ctx.objects):
@@ -211,7 +201,7 @@ def net_07(ctx: RuleContext) -> Iterator[Hit]:
     bridge_nads = [e for e in _nads(ctx) if any(p.get("type") == "bridge" for p in _plugins(e) or [])]
     if not bridge_nads:
         return
-    facts = PlatformFacts.from_objects(_data()[0], ctx.objects)
+    facts = ctx.facts
     if not facts.multus_rendered:
         return  # NET-06's case
     staged, readable = facts.stage_cni_plugins()
@@ -232,7 +222,7 @@ def net_07(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_MULTUS_DOCKERFILE],
 )
 def net_08(ctx: RuleContext) -> Iterator[Hit]:
-    cni = _data()[1]
+    cni = ctx.data("vlan/cni.yaml")
     known = set(cni["stagedPlugins"]) | set(cni["hostProvided"])
     for e in _nads(ctx):
         for plugin in _plugins(e) or []:

@@ -43,22 +43,11 @@ class PackageSourceInfo:
 
 
 def catalogue(ctx: RuleContext) -> dict[str, Any]:
-    cached = ctx.__dict__.get("_catalogue")
-    if cached is None:
-        variants = getattr(ctx.result, "variants", None)
-        if variants is None:
-            from renderer.variants import Variants
-
-            variants = Variants()
-        cached = ctx.__dict__["_catalogue"] = variants.catalogue()
-    return cached
+    return ctx.catalogue
 
 
 def facts(ctx: RuleContext) -> PlatformFacts:
-    cached = ctx.__dict__.get("_platform_facts")
-    if cached is None:
-        cached = ctx.__dict__["_platform_facts"] = PlatformFacts.from_objects(catalogue(ctx), ctx.objects)
-    return cached
+    return ctx.facts
 
 
 def platform_package(ctx: RuleContext) -> Emitted | None:
