@@ -78,14 +78,16 @@ def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
 
 
 def render_clusters(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
-                    extra_vars: dict[str, str] | None = None) -> list:  # noqa: ANN401
+                    extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
+                    validator: str = "auto") -> list:  # noqa: ANN401
     """Render every path; all failures are collected before raising. Warnings go to stderr."""
     from renderer.pipeline import render
 
     results, failures = [], []
     for p in paths:
         try:
-            results.append(render(p, variants=variants, root=root, extra_vars=extra_vars))
+            results.append(render(p, variants=variants, root=root, extra_vars=extra_vars,
+                                  kubernetes_version=kubernetes_version, validator=validator))
         except RenderError as exc:
             failures.extend(exc.findings)
     warnings = [f for r in results for f in r.findings if f.severity == WARNING]
@@ -97,10 +99,11 @@ def render_clusters(paths: list[Path], variants: Path | None, root: Path | None,
 
 def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_clusters: bool = False,
                    check_only: bool = False, variants: Path | None = None, root: Path | None = None,
-                   strict: bool = False) -> int:
+                   strict: bool = False, kubernetes_version: str | None = None, validator: str = "auto") -> int:
     from renderer import output
 
-    results = render_clusters(cluster_paths(path, all_clusters), variants, root, strict)
+    results = render_clusters(cluster_paths(path, all_clusters), variants, root, strict,
+                              kubernetes_version=kubernetes_version, validator=validator)
     if out is None:
         objects = [o for r in results for o in r.manifests]
         sys.stdout.write(output.to_json(objects) if fmt == "json" else output.to_yaml(objects))
@@ -127,3 +130,29 @@ def cmp_generate(path: Path) -> int:
     report(warnings)
     sys.stdout.write(text)
     return EXIT_OK
+
+
+def check_command(paths: list[Path], fmt: str = "text", variants: Path | None = None, root: Path | None = None,
+                  strict: bool = False, kubernetes_version: str | None = None, validator: str = "auto") -> int:
+    """Render without refusing, run the output schemas and every rule, report all findings."""
+    import json
+
+    from renderer.overlay import load_overlay
+    from renderer.pipeline import emit, sorted_findings
+    from renderer.rules import run_rules
+    from renderer.schemas import check_objects
+    from renderer.variants import Variants
+
+    findings: list[Finding] = []
+    for p in paths:
+        result = emit(load_overlay(p, root), Variants(variants))
+        findings.extend(result.findings)
+        findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
+        findings.extend(run_rules(result))
+    findings = sorted_findings(findings)
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2) + "\n")
+    else:
+        report(findings, fmt)
+    failing = [f for f in findings if f.severity == ERROR or strict]
+    return EXIT_FINDINGS if failing else EXIT_OK

@@ -10,8 +10,8 @@ from typing import Any, Callable
 import click
 
 from renderer import __version__
-from renderer.app import execute, report
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, Finding, RenderError
+from renderer.app import execute
+from renderer.errors import EXIT_INPUT, EXIT_OK, Finding, RenderError
 
 
 def guarded(fn: Callable[..., int | None]) -> Callable[..., None]:
@@ -32,6 +32,24 @@ _root_opt = click.option("--root", type=click.Path(file_okay=False, path_type=Pa
 _strict_opt = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 
 
+def _kubernetes_version(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from renderer.schemas.catalog import normalize_kubernetes_version
+
+    try:
+        return normalize_kubernetes_version(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+_k8s_opt = click.option("--kubernetes-version", "-k", "kubernetes_version", callback=_kubernetes_version,
+                        help="Kubernetes version whose schemas validate core kinds (default 1.33).")
+_validator_opt = click.option("--validator", type=click.Choice(["auto", "builtin", "kubeconform"]), default="auto",
+                              show_default=True,
+                              help="Output schema validator: kubeconform from PATH, built-in, or auto.")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cozy-render")
 def main() -> None:
@@ -50,15 +68,19 @@ def main() -> None:
 @_variants_opt
 @_root_opt
 @_strict_opt
+@_k8s_opt
+@_validator_opt
 @guarded
 def render(path: Path, fmt: str, out: Path | None, all_clusters: bool, check_only: bool,
-           variants: Path | None, root: Path | None, strict: bool) -> int:
+           variants: Path | None, root: Path | None, strict: bool, kubernetes_version: str | None,
+           validator: str) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
     from renderer.app import render_command
 
     if check_only and out is None:
         raise click.UsageError("--check needs --out DIR")
-    return render_command(path, fmt, out, all_clusters, check_only, variants, root, strict)
+    return render_command(path, fmt, out, all_clusters, check_only, variants, root, strict,
+                          kubernetes_version, validator)
 
 
 @main.command()
@@ -69,30 +91,17 @@ def render(path: Path, fmt: str, out: Path | None, all_clusters: bool, check_onl
 @_variants_opt
 @_root_opt
 @_strict_opt
+@_k8s_opt
+@_validator_opt
 @guarded
 def check(path: Path, fmt: str, all_clusters: bool, variants: Path | None, root: Path | None,
-          strict: bool) -> int:
-    """Render and run every rule; report findings (exit 1 on errors, or warnings with --strict)."""
-    import json
+          strict: bool, kubernetes_version: str | None, validator: str) -> int:
+    """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
+    or on warnings with --strict)."""
+    from renderer.app import check_command, cluster_paths
 
-    from renderer.pipeline import emit, sorted_findings
-    from renderer.overlay import load_overlay
-    from renderer.rules import run_rules
-    from renderer.variants import Variants
-
-    findings: list[Finding] = []
-    from renderer.app import cluster_paths
-
-    for p in cluster_paths(path, all_clusters):
-        result = emit(load_overlay(p, root), Variants(variants))
-        findings.extend(result.findings + run_rules(result))
-    findings = sorted_findings(findings)
-    if fmt == "json":
-        click.echo(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2))
-    else:
-        report(findings, fmt)
-    failing = [f for f in findings if f.severity == ERROR or strict]
-    return EXIT_FINDINGS if failing else EXIT_OK
+    return check_command(cluster_paths(path, all_clusters), fmt, variants, root, strict, kubernetes_version,
+                         validator)
 
 
 @main.command()

@@ -31,8 +31,11 @@ def parse_parameters(raw: str) -> dict[str, Any]:
         elif name == "strict":
             if value not in ("true", "false"):
                 raise fail("CMP-PARAMS", f"parameter strict must be \"true\" or \"false\", got {value!r}")
+        elif name == "kubernetes-version":
+            if not isinstance(value, str):
+                raise fail("CMP-PARAMS", "parameter kubernetes-version must be a string such as \"1.31\"")
         else:
-            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict)")
+            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict, kubernetes-version)")
         params[name] = value
     return params
 
@@ -41,7 +44,8 @@ def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Fin
     from renderer import output
     from renderer.pipeline import render
 
-    result = render(path, extra_vars=params.get("vars") or None)
+    result = render(path, extra_vars=params.get("vars") or None,
+                    kubernetes_version=params.get("kubernetes-version") or None)
     warnings = [f for f in result.findings if f.severity != ERROR]
     if params.get("strict") == "true" and warnings:
         raise RenderError(warnings)

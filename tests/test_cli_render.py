@@ -154,3 +154,20 @@ def test_every_sample_validates_against_the_published_schema(cluster: str) -> No
     partial = {k: v for k, v in doc.items()}
     errors = [e.message for e in validator.iter_errors(partial) if e.validator != "required"]
     assert errors == []
+
+
+def test_kubernetes_version_option(cli) -> None:
+    assert cli("render", SAMPLE, "--kubernetes-version", "1.31")[0] == 0
+    code, out, err = cli("render", SAMPLE, "-k", "1.2")
+    assert code == 2 and out == "" and "no bundled schemas for Kubernetes '1.2'" in err
+
+
+def test_check_reports_schema_violations(cli, repo) -> None:
+    root = repo({"clusters/c1/cluster.yaml": HEAD + "metadata: {name: c1}\nhost: {os: apt}\n"
+                 "platform: {variant: isp-full}\npackages:\n  cozystack.metallb:\n    variant: default\n"
+                 "    components: {metallb: {enabled: 'yes'}}\n"})
+    code, out, err = cli("check", str(root / "clusters/c1"))
+    assert code == 1 and out == ""
+    assert "cluster.yaml:9:37: error[SCHEMA]: Package cozystack.metallb: /spec/components/metallb/enabled" in err
+    code, out, _ = cli("render", str(root / "clusters/c1"))
+    assert code == 3 and out == ""

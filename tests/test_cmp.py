@@ -47,7 +47,8 @@ def test_vars_parameter_overrides_overlay_vars() -> None:
 def test_bad_parameters_fail_with_one_line_and_no_stdout() -> None:
     proc = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "colour", "string": "x"}])})
     assert proc.returncode == 3 and proc.stdout == ""
-    assert proc.stderr.strip() == "error[CMP-PARAMS]: unknown parameter 'colour' (known: vars, strict)"
+    assert proc.stderr.strip() == \
+        "error[CMP-PARAMS]: unknown parameter 'colour' (known: vars, strict, kubernetes-version)"
 
 
 def test_bad_overlay_fails_the_generate(tmp_path: Path) -> None:
@@ -64,4 +65,11 @@ def test_parameters_announcement_is_json() -> None:
     proc = subprocess.run([sys.executable, "-m", "renderer", "cmp", "parameters"], capture_output=True, text=True,
                           cwd=REPO, check=True)
     names = [p["name"] for p in json.loads(proc.stdout)]
-    assert names == ["vars", "strict"]
+    assert names == ["vars", "strict", "kubernetes-version"]
+
+
+def test_kubernetes_version_parameter() -> None:
+    ok = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "kubernetes-version", "string": "1.31"}])})
+    assert ok.returncode == 0, ok.stderr
+    bad = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "kubernetes-version", "string": "1.2"}])})
+    assert bad.returncode == 3 and bad.stdout == "" and "no bundled schemas for Kubernetes '1.2'" in bad.stderr

@@ -19,6 +19,8 @@ PARAMETERS = [
      "tooltip": "Entries override the overlay's vars (strings) for this Application."},
     {"name": "strict", "title": "Fail on warnings", "string": "false",
      "tooltip": "true: rule warnings fail the sync instead of being logged."},
+    {"name": "kubernetes-version", "title": "Kubernetes version for schema validation", "string": "1.33",
+     "tooltip": "Minor version of the destination cluster (1.25-1.37); picks the core-kind schemas."},
 ]
 
 
