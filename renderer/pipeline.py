@@ -49,12 +49,25 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:
+    """Stable order by location; one report per problem.
+
+    A rule and the output schema can both catch one mistake (``spec.values`` is PKG-05 and an
+    additional property of the CRD): the rule's message says what to do, so a SCHEMA finding on a
+    line a rule already reported is dropped.
+    """
     def key(f: Finding) -> tuple[Any, ...]:
         loc = f.location or Location("")
         return (loc.path, loc.line, loc.col, f.code, f.message)
 
     unique = {(f.code, f.message, f.location, f.severity): f for f in findings}
-    return sorted(unique.values(), key=key)
+    ruled = {(f.location.path, f.location.line) for f in unique.values()
+             if f.location and f.code != SCHEMA_CODE and f.severity == ERROR}
+    kept = [f for f in unique.values()
+            if not (f.code == SCHEMA_CODE and f.location and (f.location.path, f.location.line) in ruled)]
+    return sorted(kept, key=key)
+
+
+SCHEMA_CODE = "SCHEMA"
 
 
 def emit(overlay: Overlay, variants: Variants) -> RenderResult:

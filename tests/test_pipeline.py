@@ -116,3 +116,13 @@ def test_duplicate_objects_are_refused(repo, monkeypatch) -> None:
         objects(root)
     assert str(info.value) == ("clusters/c1/cluster.yaml:8:5: error[OVL-DUPLICATE]: Namespace a is rendered twice "
                                "(first from clusters/c1/cluster.yaml:7:5)")
+
+
+def test_a_mistake_a_rule_explains_is_reported_once(repo, monkeypatch) -> None:
+    """spec.values is both PKG-05 and an additional property of the CRD schema: the rule speaks."""
+    root = repo({"clusters/c1/cluster.yaml": HEAD + "host: {os: apt}\nplatform: {variant: isp-full}\npackages:\n"
+                 "  cozystack.kuberture:\n    variant: default\n    values: {a: 1}\n"})
+    monkeypatch.chdir(root)
+    with pytest.raises(RenderError) as info:
+        render(root / "clusters/c1")
+    assert [f.code for f in info.value.findings] == ["PKG-05"]
