@@ -4,6 +4,11 @@ The shipped folder is ``variants/`` (inside the wheel at ``renderer/variants``);
 points at a user folder whose files override the shipped ones of the same relative path.
 Files ending in ``.j2`` go through the sandboxed Jinja2 environment first; plain ``.yaml`` files are
 data and never import jinja2.
+
+Parsing the shipped YAML on every render costs more than the rest of the render (the catalogue alone
+takes ~25 ms through ruamel's constructor), so the shipped plain-YAML files are also kept parsed,
+as JSON, in ``renderer/data/variants.json`` (regenerate with ``python -m renderer.variants``; a
+test fails when it is stale). User ``--variants`` files are always read from YAML.
 """
 
 from __future__ import annotations
@@ -34,11 +39,43 @@ class Variants:
 
     def load(self, relpath: str, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """All YAML documents of a variant file, rendered with ``context`` when it is a template."""
-        path = self.find(relpath)
-        return [_copy(d) for d in _load(str(path), _freeze(context) if relpath.endswith(".j2") else None)]
+        return [_copy(d) for d in self._documents(relpath, context)]
 
     def catalogue(self) -> dict[str, Any]:
-        return _load(str(self.find("catalogue.yaml")), None)[0]
+        return self._documents("catalogue.yaml", None)[0]
+
+    def _documents(self, relpath: str, context: dict[str, Any] | None) -> list[Any]:
+        path = self.find(relpath)
+        if relpath.endswith(".j2"):
+            return _load(str(path), _freeze(context))
+        if path.parent == self.shipped or self.shipped in path.parents:
+            bundled = _bundle().get(path.relative_to(self.shipped).as_posix())
+            if bundled is not None:
+                return bundled
+        return _load(str(path), None)
+
+
+BUNDLE = Path(__file__).resolve().parent / "data" / "variants.json"
+
+
+@lru_cache(maxsize=1)
+def _bundle() -> dict[str, list[Any]]:
+    import json
+
+    try:
+        return json.loads(BUNDLE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def bundle_source() -> str:
+    """What ``data/variants.json`` should hold: every shipped plain-YAML variant file, parsed."""
+    import json
+
+    shipped = shipped_dir()
+    files = sorted(p for p in shipped.rglob("*.yaml") if p.is_file())
+    data = {p.relative_to(shipped).as_posix(): _load.__wrapped__(str(p), None) for p in files}
+    return json.dumps(data, indent=None, separators=(",", ":")) + "\n"  # key order is output order
 
 
 def _freeze(value: Any) -> Any:
@@ -74,3 +111,8 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+if __name__ == "__main__":
+    BUNDLE.write_text(bundle_source(), encoding="utf-8")
+    print(f"wrote {BUNDLE}")

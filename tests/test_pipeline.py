@@ -126,3 +126,18 @@ def test_a_mistake_a_rule_explains_is_reported_once(repo, monkeypatch) -> None:
     with pytest.raises(RenderError) as info:
         render(root / "clusters/c1")
     assert [f.code for f in info.value.findings] == ["PKG-05"]
+
+
+def test_variants_bundle_is_fresh() -> None:
+    from renderer.variants import BUNDLE, bundle_source
+
+    assert BUNDLE.read_text() == bundle_source(), "regenerate: python -m renderer.variants"
+
+
+def test_user_variants_override_the_bundle(tmp_path: Path) -> None:
+    from renderer.variants import Variants
+
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "facts.yaml").write_text("mine: true\n")
+    assert Variants(tmp_path).load("gpu/facts.yaml") == [{"mine": True}]
+    assert Variants().load("gpu/facts.yaml") != [{"mine": True}]
