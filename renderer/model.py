@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,25 @@ PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 PACKAGE_API = "cozystack.io/v1alpha1"
 
 
-@dataclass
 class Emitted:
     """One rendered object and where its parts came from in the overlay.
 
     ``origins`` maps a path prefix inside the object to a path prefix in the merged overlay, so a
     problem found at ``spec.components.x.enabled`` can be reported at the overlay line that set it.
+    ``locs`` holds positions inside a manifest file the object was read from.
     """
 
-    obj: dict[str, Any]
-    source: Location | None
-    origins: list[tuple[Path_, Path_]] = field(default_factory=list)
-    role: str = "manifest"
-    locs: Locations | None = None  # positions inside a manifest file the object was read from
+    def __init__(self, obj: dict[str, Any], source: Location | None,
+                 origins: list[tuple[Path_, Path_]] | None = None, role: str = "manifest",
+                 locs: Locations | None = None) -> None:
+        self.obj = obj
+        self.source = source
+        self.origins = origins or []
+        self.role = role
+        self.locs = locs
+
+    def __repr__(self) -> str:
+        return f"Emitted({self.ref()}, role={self.role})"
 
     @property
     def kind(self) -> str:
@@ -76,15 +81,17 @@ class Emitted:
         return self.api_version == PACKAGE_API and self.kind == "Package" and (name is None or self.name == name)
 
 
-@dataclass
 class RenderContext:
-    overlay: Overlay
-    variants_dir: Path
-    platform_values: dict[str, Any]
-    enabled_packages: dict[str, Location | None] = field(default_factory=dict)
-    disabled_packages: dict[str, Location | None] = field(default_factory=dict)
-    objects: list[Emitted] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    """What feature modules read and extend while a cluster is emitted."""
+
+    def __init__(self, overlay: Overlay, variants_dir: Path, platform_values: dict[str, Any]) -> None:
+        self.overlay = overlay
+        self.variants_dir = variants_dir
+        self.platform_values = platform_values
+        self.enabled_packages: dict[str, Location | None] = {}
+        self.disabled_packages: dict[str, Location | None] = {}
+        self.objects: list[Emitted] = []
+        self.findings: list[Finding] = []
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
             role: str = "manifest") -> Emitted:
@@ -105,12 +112,13 @@ class RenderContext:
         self.disabled_packages.setdefault(name, why)
 
 
-@dataclass
 class RenderResult:
-    overlay: Overlay
-    objects: list[Emitted]
-    findings: list[Finding]
-    variants: Any = None  # the renderer.variants.Variants the render used (shipped + --variants)
+    def __init__(self, overlay: Overlay, objects: list[Emitted], findings: list[Finding],
+                 variants: Any = None) -> None:
+        self.overlay = overlay
+        self.objects = objects
+        self.findings = findings
+        self.variants = variants  # the renderer.variants.Variants the render used (shipped + --variants)
 
     @property
     def manifests(self) -> list[dict[str, Any]]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +60,9 @@ def write_tree(out: Path, files: dict[str, str]) -> None:
     Everything is written to a temporary sibling first and swapped in by rename only once every
     file is on disk, so a failed render or write leaves ``out`` as it was.
     """
+    import shutil
+    import tempfile
+
     out = out.absolute()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +84,8 @@ def write_tree(out: Path, files: dict[str, str]) -> None:
 
 
 def _swap(new: Path, target: Path) -> None:
+    import shutil
+
     if target.is_symlink() or target.is_file():
         raise OSError(f"{target} exists and is not a directory")
     old = None

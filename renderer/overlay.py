@@ -11,7 +11,6 @@ Every value keeps the file, line and column of the layer that set it last.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,17 @@ CLUSTER_FILE = "cluster.yaml"
 APPEND_SUFFIX = "+"
 
 
-@dataclass
 class Overlay:
-    name: str
-    data: dict[str, Any]
-    locs: Locations
-    root: Path
-    cluster_file: Path
-    layers: list[Path] = field(default_factory=list)
+    """The merged, templated overlay of one cluster and where each value came from."""
+
+    def __init__(self, name: str, data: dict[str, Any], locs: Locations, root: Path, cluster_file: Path,
+                 layers: list[Path] | None = None) -> None:
+        self.name = name
+        self.data = data
+        self.locs = locs
+        self.root = root
+        self.cluster_file = cluster_file
+        self.layers = layers or []
 
     def locate(self, path: Path_) -> Location | None:
         """Location of the value at ``path``, or of its nearest ancestor that has one."""

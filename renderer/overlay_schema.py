@@ -8,7 +8,6 @@ a test fails when it is stale), so a render neither imports jsonschema nor gener
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -92,6 +91,8 @@ def _dotted(path: tuple[Any, ...]) -> str:
 
 
 def _finding(exc: Any, data: Any, locs: Locations, display: str) -> Finding:
+    import difflib  # only on the error path
+
     path = tuple(int(p) if isinstance(p, str) and p.isdigit() and _is_list_at(data, exc.path[1:], i) else p
                  for i, p in enumerate(exc.path[1:]))
     where = _dotted(path)

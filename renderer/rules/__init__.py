@@ -8,20 +8,24 @@ rule on a render result and turns hits into located findings.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from renderer.errors import ERROR, WARNING, Finding, Location
 from renderer.model import Emitted, RenderResult
 from renderer.platform import PlatformFacts
 from renderer.yamlio import Path_
 
-_MODULES = ("renderer.rules.package", "renderer.rules.platform", "renderer.rules.gpu", "renderer.rules.hubble", "renderer.rules.network")
+_MODULES = (
+    "renderer.rules.package",
+    "renderer.rules.platform",
+    "renderer.rules.gpu",
+    "renderer.rules.hubble",
+    "renderer.rules.network",
+)
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """A rule firing: the message, and where: an object path inside an emitted object or an overlay path."""
 
     message: str
@@ -31,14 +35,13 @@ class Hit:
     severity: str | None = None  # overrides the rule's default (rules whose severity depends on the case)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     severity: str
     summary: str
     explanation: str
     sources: tuple[str, ...]
-    check: Callable[["RuleContext"], Iterable[Hit]] = field(compare=False)
+    check: Callable[["RuleContext"], Iterable[Hit]]
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -67,9 +70,9 @@ def _rule_sort_key(rule_id: str) -> tuple[str, int]:
     return (prefix, int(number) if number.isdigit() else 0)
 
 
-@dataclass
 class RuleContext:
-    result: RenderResult
+    def __init__(self, result: RenderResult) -> None:
+        self.result = result
 
     @property
     def overlay(self):  # noqa: ANN201

@@ -8,10 +8,8 @@ full list are skipped instead of guessed.
 
 from __future__ import annotations
 
-import difflib
 import json
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from renderer.errors import ERROR, WARNING
 from renderer.model import PACKAGE_API, PLATFORM_PACKAGE, Emitted
@@ -28,18 +26,18 @@ _SPECIFIC_VARIANT_RULES = {"cozystack.gpu-operator": "GPU-01", PLATFORM_PACKAGE:
 
 # ---- what the rules share: catalogue, platform facts, PackageSources, hand-written Packages ----
 
-@dataclass
-class SourceVariant:
+class SourceVariant(NamedTuple):
     depends_on: list[str] | None  # None: the reference does not give it
     components: dict[str, bool]  # component name -> has an install block
 
 
-@dataclass
 class PackageSourceInfo:
-    name: str
-    variants: dict[str, SourceVariant] = field(default_factory=dict)
-    partial_variants: bool = False
-    partial_components: bool = False
+    def __init__(self, name: str, variants: dict[str, SourceVariant] | None = None,
+                 partial_variants: bool = False, partial_components: bool = False) -> None:
+        self.name = name
+        self.variants = variants if variants is not None else {}
+        self.partial_variants = partial_variants
+        self.partial_components = partial_components
 
 
 def catalogue(ctx: RuleContext) -> dict[str, Any]:
@@ -217,6 +215,8 @@ def pkg_03(ctx: RuleContext) -> Iterator[Hit]:
             hint = f" Did you mean {prefixed}?" if prefixed in known else ""
             yield Hit(message + hint, e, ("metadata", "name"))
             continue
+        import difflib  # only when a name is unknown
+
         close = difflib.get_close_matches(e.name, list(known), n=1, cutoff=0.85)
         hint = f" Did you mean {close[0]}?" if close else ""
         yield Hit(f"No PackageSource named {e.name} in cozy-render's catalogue (not every shipped source is "

@@ -14,8 +14,7 @@ skipped (as with ``-ignore-missing-schemas``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from fastjsonschema import JsonSchemaException, JsonSchemaValueException
 
@@ -25,8 +24,7 @@ Path_ = tuple[Any, ...]
 KEY = None  # renderer.yamlio.KEY: a path ending in it locates the mapping key rather than its value
 
 
-@dataclass(frozen=True)
-class SchemaError:
+class SchemaError(NamedTuple):
     path: Path_  # the value the error is about (kubeconform's convention: an object, for missing keys)
     message: str
     focus: Path_  # where to point the user: a value, or with KEY at the end the key that names it
