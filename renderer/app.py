@@ -81,6 +81,14 @@ def render_clusters(paths: list[Path], variants: Path | None, root: Path | None,
                     extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
                     validator: str = "auto") -> list:  # noqa: ANN401
     """Render every path; all failures are collected before raising. Warnings go to stderr."""
+    results, warnings = _render_all(paths, variants, root, strict, extra_vars, kubernetes_version, validator)
+    report(warnings)
+    return results
+
+
+def _render_all(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
+                extra_vars: dict[str, str] | None, kubernetes_version: str | None,
+                validator: str) -> tuple[list, list[Finding]]:  # noqa: ANN401
     from renderer.pipeline import render
 
     results, failures = [], []
@@ -93,13 +101,50 @@ def render_clusters(paths: list[Path], variants: Path | None, root: Path | None,
     warnings = [f for r in results for f in r.findings if f.severity == WARNING]
     if failures or (strict and warnings):
         raise RenderError(failures + warnings)
-    report(warnings)
-    return results
+    return results, warnings
+
+
+def _cached(target: Path, root: Path | None, command: list[str], produce: Callable[[], tuple[str, str, list[Path]]]) \
+        -> int:
+    """Write what ``produce`` renders, or replay it from the render cache (``renderer.cache``)."""
+    from renderer import cache
+
+    folder = cache.cache_dir()
+    if folder is None:
+        stdout, stderr, _ = produce()
+    else:
+        from renderer.overlay import find_cluster_file, find_root
+
+        cluster_file = find_cluster_file(target)
+        repo_root = (root or find_root(cluster_file)).resolve()
+        entry_key = cache.key(repo_root, cluster_file, command)
+        hit = cache.lookup(folder, entry_key, repo_root)
+        if hit is not None:
+            stdout, stderr = hit
+        else:
+            stdout, stderr, inputs = produce()
+            cache.store(folder, entry_key, repo_root, inputs, stdout, stderr)
+    sys.stderr.write(stderr)
+    sys.stdout.write(stdout)
+    return EXIT_OK
+
+
+def _warnings_text(warnings: list[Finding]) -> str:
+    return "".join(f.format() + "\n" for f in warnings)
 
 
 def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_clusters: bool = False,
                    check_only: bool = False, variants: Path | None = None, root: Path | None = None,
                    strict: bool = False, kubernetes_version: str | None = None, validator: str = "auto") -> int:
+    if out is None and not all_clusters and variants is None:
+        def produce() -> tuple[str, str, list[Path]]:
+            from renderer import output
+
+            (result,), warnings = _render_all([path], None, root, strict, None, kubernetes_version, validator)
+            text = output.to_json(result.manifests) if fmt == "json" else output.to_yaml(result.manifests)
+            return text, _warnings_text(warnings), result.inputs
+
+        return _cached(path, root, ["render", fmt, str(strict), kubernetes_version or "", validator], produce)
     from renderer import output
 
     results = render_clusters(cluster_paths(path, all_clusters), variants, root, strict,
@@ -123,13 +168,15 @@ def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_c
 
 
 def cmp_generate(path: Path) -> int:
-    from renderer.cmp import parse_parameters, render_for_argocd
+    raw = os.environ.get("ARGOCD_APP_PARAMETERS", "")
 
-    params = parse_parameters(os.environ.get("ARGOCD_APP_PARAMETERS", ""))
-    text, warnings = render_for_argocd(path, params)
-    report(warnings)
-    sys.stdout.write(text)
-    return EXIT_OK
+    def produce() -> tuple[str, str, list[Path]]:
+        from renderer.cmp import parse_parameters, render_for_argocd
+
+        text, warnings, inputs = render_for_argocd(path, parse_parameters(raw))
+        return text, _warnings_text(warnings), inputs
+
+    return _cached(path, None, ["cmp", raw], produce)
 
 
 def check_command(paths: list[Path], fmt: str = "text", variants: Path | None = None, root: Path | None = None,

@@ -40,7 +40,7 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     return params
 
 
-def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Finding]]:
+def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Finding], list[Path]]:
     from renderer import output
     from renderer.pipeline import render
 
@@ -52,4 +52,4 @@ def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Fin
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")
-    return output.to_yaml(result.manifests), warnings
+    return output.to_yaml(result.manifests), warnings, result.inputs

@@ -92,6 +92,7 @@ class RenderContext:
         self.disabled_packages: dict[str, Location | None] = {}
         self.objects: list[Emitted] = []
         self.findings: list[Finding] = []
+        self.inputs: list[Path] = list(overlay.layers)  # every file the render read (render cache)
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
             role: str = "manifest") -> Emitted:
@@ -119,6 +120,7 @@ class RenderResult:
         self.objects = objects
         self.findings = findings
         self.variants = variants  # the renderer.variants.Variants the render used (shipped + --variants)
+        self.inputs: list[Path] = []  # every repository file the render read
 
     @property
     def manifests(self) -> list[dict[str, Any]]:

@@ -84,7 +84,9 @@ def emit(overlay: Overlay, variants: Variants) -> RenderResult:
     _label(ctx)
     _refuse_duplicates(ctx)
     ctx.objects.sort(key=_order)
-    return RenderResult(overlay, ctx.objects, ctx.findings, variants)
+    result = RenderResult(overlay, ctx.objects, ctx.findings, variants)
+    result.inputs = ctx.inputs
+    return result
 
 
 def _emit_platform(ctx: RenderContext) -> None:
@@ -173,6 +175,7 @@ def _emit_manifests(ctx: RenderContext) -> None:
             continue
         declared_in = Path(where.path).resolve().parent if where else overlay.cluster_file.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
+        ctx.inputs.append(file)
         display = display_path(file)
         for data, locs in load_documents(read_text(file, display), display, yaml11=True):
             items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \

@@ -1,0 +1,101 @@
+"""A content-addressed render cache for the two commands run on every refresh.
+
+Argo CD caches manifests per commit, so every commit to a fleet repository makes every
+Application regenerate, although most clusters' inputs did not change. With
+``COZY_RENDER_CACHE_DIR`` set (the sidecar points it at an emptyDir), ``cmp generate`` and
+``render PATH`` look up the previous result for the same cluster, arguments and parameters, and
+replay it when every file the render read still has the same content and cozy-render and its
+libraries are the same files. A hit costs hashing a few files and imports none of the YAML,
+template or schema libraries. Output is byte-identical to a fresh render: the cache only skips
+work. Only successful renders are stored; errors are always recomputed.
+
+Entries are JSON files named by the key; writes are atomic (rename), so concurrent renders are
+safe. Anyone who can write the cache folder can change what is served: give it to the renderer's
+user alone (it is created 0700).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Iterable
+
+ENV = "COZY_RENDER_CACHE_DIR"
+_FORMAT = "cozy-render-cache-v1"
+# Libraries whose code shapes the output bytes (parsing, templating, emitting, validating).
+_LIBRARIES = ("ruamel.yaml", "_ruamel_yaml", "jinja2", "fastjsonschema")
+
+
+def cache_dir() -> Path | None:
+    value = os.environ.get(ENV, "")
+    return Path(value) if value else None
+
+
+def _stat_line(path: str) -> str:
+    st = os.stat(path)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def fingerprint() -> str:
+    """Identity of the code that renders: every file of the installed package and its libraries."""
+    import importlib.util
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    lines = [_FORMAT, sys.version, sys.platform]
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        lines += [_stat_line(os.path.join(folder, f)) for f in sorted(files) if not f.endswith(".pyc")]
+    for name in _LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        lines.append(_stat_line(spec.origin) if spec and spec.origin else f"{name}:missing")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def key(root: Path, target: Path, command: Iterable[str]) -> str:
+    """Cache key for rendering ``target`` inside ``root`` from the working directory, with ``command``."""
+    cwd = Path.cwd()
+    parts = [fingerprint(), _relative(cwd, root), _relative(target.absolute(), root), *command]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _relative(path: Path, root: Path) -> str:
+    """Positions in messages are relative to the working directory, so it is part of the key."""
+    try:
+        return "@root/" + path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def lookup(folder: Path, entry_key: str, root: Path) -> tuple[str, str] | None:
+    """(stdout, stderr) of the stored render when all its inputs are unchanged, else None."""
+    try:
+        entry = json.loads((folder / f"{entry_key}.json").read_text(encoding="utf-8"))
+        for rel, digest in entry["inputs"].items():
+            path = (root / rel).resolve()
+            if root not in path.parents or _digest(path) != digest:
+                return None
+        return entry["stdout"], entry["stderr"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, unreadable or foreign entry: render afresh
+
+
+def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdout: str, stderr: str) -> None:
+    """Record a successful render; a failure to write only costs the next render its shortcut."""
+    import tempfile
+
+    try:
+        recorded = {p.resolve().relative_to(root).as_posix(): _digest(p) for p in inputs}
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"inputs": recorded, "stdout": stdout, "stderr": stderr}, handle)
+        os.replace(tmp, folder / f"{entry_key}.json")
+    except (OSError, ValueError):
+        pass
