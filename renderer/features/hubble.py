@@ -28,6 +28,7 @@ nothing is rendered and rule HUB-02 refuses the overlay.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
@@ -260,7 +261,7 @@ def go_url_host(raw: str) -> str:
             port = host[host.rfind(":"):] if ":" in host else ""
         if port and not (port.startswith(":") and all(c in "0123456789" for c in port[1:])):
             raise ValueError(f"invalid port {port!r} after host")
-        bad = _HOST_ESCAPE_ERROR.search(host)
+        bad = _host_escape_error().search(host)
         if bad:
             raise ValueError(f"invalid character {bad.group(0)!r} in host name")
         return host
@@ -268,7 +269,11 @@ def go_url_host(raw: str) -> str:
 
 
 # Go's unescape(host, encodeHost) refuses ASCII outside these and a "%" not followed by two hex digits.
-_HOST_ESCAPE_ERROR = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010FFFF]")
+@lru_cache(maxsize=1)
+def _host_escape_error() -> re.Pattern[str]:
+    # Compiled on first use: the non-ASCII range makes this one pattern ~5 ms to compile, more
+    # than the rest of the Hubble feature, and only isp-full-generic "own" renders need it.
+    return re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010FFFF]")
 
 
 def _go_scheme(raw: str) -> tuple[str, str]:
