@@ -107,23 +107,22 @@ def _render_all(paths: list[Path], variants: Path | None, root: Path | None, str
 def _cached(target: Path, root: Path | None, command: list[str], produce: Callable[[], tuple[str, str, list[Path]]]) \
         -> int:
     """Write what ``produce`` renders, or replay it from the render cache (``renderer.cache``)."""
-    from renderer import cache
-
-    folder = cache.cache_dir()
-    if folder is None:
+    folder = os.environ.get("COZY_RENDER_CACHE_DIR")  # renderer.cache.ENV; not imported unless set
+    if not folder:
         stdout, stderr, _ = produce()
     else:
+        from renderer import cache
         from renderer.overlay import find_cluster_file, find_root
 
         cluster_file = find_cluster_file(target)
         repo_root = (root or find_root(cluster_file)).resolve()
         entry_key = cache.key(repo_root, cluster_file, command)
-        hit = cache.lookup(folder, entry_key, repo_root)
+        hit = cache.lookup(Path(folder), entry_key, repo_root)
         if hit is not None:
             stdout, stderr = hit
         else:
             stdout, stderr, inputs = produce()
-            cache.store(folder, entry_key, repo_root, inputs, stdout, stderr)
+            cache.store(Path(folder), entry_key, repo_root, inputs, stdout, stderr)
     sys.stderr.write(stderr)
     sys.stdout.write(stdout)
     return EXIT_OK
