@@ -168,7 +168,7 @@ def rules(rule_id: str | None) -> int:
 
 
 def _add_module_commands() -> None:
-    import renderer.commands.cmp  # noqa: F401 - registers itself in ALL
+    from renderer.commands import cmp  # noqa: F401 - importing it registers the cmp group in ALL
     from renderer.commands import ALL
 
     for command in ALL:

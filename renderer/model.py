@@ -84,9 +84,9 @@ class Emitted:
 class RenderContext:
     """What feature modules read and extend while a cluster is emitted."""
 
-    def __init__(self, overlay: Overlay, variants_dir: Path, platform_values: dict[str, Any]) -> None:
+    def __init__(self, overlay: Overlay, variants: Any, platform_values: dict[str, Any]) -> None:
         self.overlay = overlay
-        self.variants_dir = variants_dir
+        self.variants = variants  # renderer.variants.Variants: shipped data plus --variants
         self.platform_values = platform_values
         self.enabled_packages: dict[str, Location | None] = {}
         self.disabled_packages: dict[str, Location | None] = {}
@@ -105,6 +105,13 @@ class RenderContext:
             if e.is_package(name):
                 return e
         return None
+
+    def platform_facts(self):  # noqa: ANN201 - renderer.platform.PlatformFacts, imported lazily
+        """What the platform chart will do with the platform values as the features have left them."""
+        from renderer.platform import PlatformFacts
+
+        return PlatformFacts(self.variants.catalogue(), self.overlay.get("platform", "variant"),
+                             self.platform_values)
 
     def enable(self, name: str, why: Location | None) -> None:
         self.enabled_packages.setdefault(name, why)

@@ -16,6 +16,7 @@ from typing import Any
 
 from renderer.errors import Finding, Location, RenderError, fail
 from renderer.yamlio import Locations, Path_, display_path, load_documents, read_text
+from renderer.tree import copy_tree
 
 API_VERSION = "render.cozystack.io/v1alpha1"
 KIND = "ClusterOverlay"
@@ -148,16 +149,8 @@ def merge_layer(base: dict[str, Any], locs: Locations, layer: dict[str, Any], la
         elif isinstance(value, dict) and isinstance(current, dict):
             merge_layer(current, locs, value, layer_locs, here, there)
         else:
-            base[key] = _deepcopy(value)
+            base[key] = copy_tree(value)
             _replace_locs(locs, here, layer_locs, there)
-
-
-def _deepcopy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _deepcopy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deepcopy(v) for v in value]
-    return value
 
 
 def _resolve_appends(data: Any) -> Any:

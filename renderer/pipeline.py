@@ -19,6 +19,7 @@ from renderer.model import (
 from renderer.overlay import Overlay, confine, load_overlay
 from renderer.variants import Variants
 from renderer.yamlio import display_path, load_documents, read_text
+from renderer.tree import copy_tree, helm_merge
 
 # Output order (documented in the README): Namespaces, CRDs, the platform Package, other Packages,
 # then everything else; ties broken by API group, kind, namespace, name.
@@ -71,9 +72,8 @@ SCHEMA_CODE = "SCHEMA"
 
 
 def emit(overlay: Overlay, variants: Variants) -> RenderResult:
-    values = _copy(overlay.get("platform", "values") or {})
-    ctx = RenderContext(overlay, variants.shipped, values)
-    ctx.variants = variants  # type: ignore[attr-defined]
+    values = copy_tree(overlay.get("platform", "values") or {})
+    ctx = RenderContext(overlay, variants, values)
     from renderer.features import FEATURES
 
     for feature in FEATURES:
@@ -135,8 +135,8 @@ def _emit_packages(ctx: RenderContext) -> None:
         where = ctx.overlay.locate(base)
         if name == PLATFORM_PACKAGE:
             raise fail("OVL-PACKAGE", f"{PLATFORM_PACKAGE} is rendered from platform:, not packages:", where)
-        spec = {k: _copy(v) for k, v in entry.items() if k not in _PACKAGE_ENVELOPE}
-        metadata = _copy(entry.get("metadata") or {})
+        spec = {k: copy_tree(v) for k, v in entry.items() if k not in _PACKAGE_ENVELOPE}
+        metadata = copy_tree(entry.get("metadata") or {})
         if not isinstance(metadata, dict):
             raise fail("OVL-PACKAGE", f"packages.{name}.metadata must be a mapping", where)
         for key, want in (("apiVersion", PACKAGE_API), ("kind", "Package")):
@@ -157,8 +157,8 @@ def _emit_packages(ctx: RenderContext) -> None:
         origins = [(("spec",), spec_origin), (("metadata",), base + ("metadata",))]
         if existing is not None:
             # A feature rendered this Package; the user's entry is merged over it (Helm semantics).
-            existing.obj["spec"] = _merge(existing.obj.get("spec") or {}, spec)
-            existing.obj["metadata"] = _merge(existing.obj.get("metadata") or {}, metadata)
+            existing.obj["spec"] = helm_merge(existing.obj.get("spec") or {}, spec)
+            existing.obj["metadata"] = helm_merge(existing.obj.get("metadata") or {}, metadata)
             existing.origins = origins + existing.origins
             continue
         obj = {"apiVersion": PACKAGE_API, "kind": "Package", "metadata": metadata, "spec": spec}
@@ -171,7 +171,7 @@ def _emit_manifests(ctx: RenderContext) -> None:
         where = overlay.locate(("manifests", i))
         if isinstance(entry, dict):
             _check_object(entry, where)
-            ctx.add(_copy(entry), where, [((), ("manifests", i))], role="manifest")
+            ctx.add(copy_tree(entry), where, [((), ("manifests", i))], role="manifest")
             continue
         declared_in = Path(where.path).resolve().parent if where else overlay.cluster_file.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
@@ -245,28 +245,3 @@ def _order(e: Emitted) -> tuple[Any, ...]:
     else:
         rank = _RANK_OTHER
     return (rank, *e.key())
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
-def _merge(base: Any, over: Any) -> Any:
-    """Helm value semantics: maps merge, lists and scalars replace, null deletes."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            if v is None:
-                out.pop(k, None)
-            else:
-                out[k] = _merge(out.get(k), v)
-        return out
-    return _copy(over)
-
-
-def merge_values(base: Any, over: Any) -> Any:
-    return _merge(base, over)

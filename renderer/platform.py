@@ -11,23 +11,12 @@ from functools import cached_property
 from typing import Any
 
 from renderer.model import PLATFORM_PACKAGE
+from renderer.tree import helm_merge
 
 ISP_FULL_VARIANTS = ("isp-full", "isp-full-generic")
 # system.yaml networking variant per bundles.system.variant (reference (b)).
 NETWORKING_VARIANT = {"isp-full": "kubeovn-cilium", "isp-full-generic": "kubeovn-cilium-generic",
                       "isp-hosted": "noop"}
-
-
-def helm_merge(base: Any, over: Any) -> Any:
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            if v is None:
-                out.pop(k, None)
-            else:
-                out[k] = helm_merge(out.get(k), v)
-        return out
-    return over
 
 
 class PlatformFacts:

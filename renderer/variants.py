@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Finding, Location, RenderError
+from renderer.tree import copy_tree
 
 
 def shipped_dir() -> Path:
@@ -39,7 +40,7 @@ class Variants:
 
     def load(self, relpath: str, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """All YAML documents of a variant file, rendered with ``context`` when it is a template."""
-        return [_copy(d) for d in self._documents(relpath, context)]
+        return [copy_tree(d) for d in self._documents(relpath, context)]
 
     def catalogue(self) -> dict[str, Any]:
         return self._documents("catalogue.yaml", None)[0]
@@ -103,14 +104,6 @@ def _load(path: str, frozen_context: str | None) -> list[Any]:
         return [d for d in YAML(typ="safe").load_all(text) if d is not None]
     except YAMLError as exc:
         raise RenderError([Finding("VARIANTS", f"invalid YAML in variant file: {exc}", Location(path))]) from None
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 if __name__ == "__main__":

@@ -10,6 +10,15 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parent.parent
 OVERLAYS = REPO / "overlays"
 
+# The smallest valid cluster overlay (cluster c1); tests add the keys they exercise.
+BASE_OVERLAY = {
+    "apiVersion": "render.cozystack.io/v1alpha1",
+    "kind": "ClusterOverlay",
+    "metadata": {"name": "c1"},
+    "host": {"os": "apt"},
+    "platform": {"variant": "isp-full-generic"},
+}
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="Rewrite tests/cases/*/expected.* from the output.")

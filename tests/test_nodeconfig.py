@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
 from renderer.nodeconfig import netplan, talos_documents, talos_form, talos_legacy
-from tests.conftest import OVERLAYS
+from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 # examples/vlan100-netplan-bridge.yaml: cozystack/website content/en/docs/next/networking/vm-external-vlan.md
 # L41-55 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f (Apache-2.0), verbatim.
@@ -146,14 +146,7 @@ def test_talos_form_refuses(version: str, text: str) -> None:
 
 # --- the command ----------------------------------------------------------------------------------
 
-BASE = {
-    "apiVersion": "render.cozystack.io/v1alpha1",
-    "kind": "ClusterOverlay",
-    "metadata": {"name": "c1"},
-    "host": {"os": "apt"},
-    "platform": {"variant": "isp-full-generic"},
-    "vlans": [ENO2_VLAN],
-}
+BASE = {**BASE_OVERLAY, "vlans": [ENO2_VLAN]}
 
 
 @pytest.fixture

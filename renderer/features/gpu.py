@@ -26,7 +26,7 @@ from typing import Any
 
 from renderer.errors import fail
 from renderer.model import RenderContext
-from renderer.platform import PlatformFacts, helm_merge
+from renderer.tree import helm_merge
 
 GPU_OPERATOR = "cozystack.gpu-operator"
 HAMI = "cozystack.hami"
@@ -62,19 +62,6 @@ def contribute(ctx: RenderContext) -> None:
             _container_route(ctx, gpu)
 
 
-def _variants(ctx: RenderContext):  # noqa: ANN202 - renderer.variants.Variants
-    variants = getattr(ctx, "variants", None)  # the pipeline attaches the run's (possibly --variants) set
-    if variants is None:
-        from renderer.variants import Variants
-
-        variants = Variants()
-    return variants
-
-
-def _facts(ctx: RenderContext) -> PlatformFacts:
-    return PlatformFacts(_variants(ctx).catalogue(), ctx.overlay.get("platform", "variant"), ctx.platform_values)
-
-
 def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None:
     overlay = ctx.overlay
     at = overlay.locate(_VARIANT)
@@ -88,7 +75,7 @@ def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None
         if node is not None and not isinstance(node, dict):
             raise fail("OVL-GPU", f"platform.values.{'.'.join(path)} must be a mapping for gpu.variant: {variant}",
                        overlay.locate(("platform", "values", *path)))
-    facts = _facts(ctx)
+    facts = ctx.platform_facts()
     if not facts.iaas_renders:
         # When iaas.enabled is true but the system bundle is wrong, PLT-04/PLT-05 quote the chart's own
         # failure; here nothing would fail, the operator would just never be installed.
@@ -150,7 +137,7 @@ def _package_origins() -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
 def _container_route(ctx: RenderContext, gpu: dict[str, Any]) -> None:
     at = ctx.overlay.locate(_VARIANT)
     ctx.disable(GPU_OPERATOR, at)
-    (package,) = _variants(ctx).load(CONTAINER_PACKAGE)
+    (package,) = ctx.variants.load(CONTAINER_PACKAGE)
     ctx.add(_with_values(package, gpu), at, _package_origins(), role="package")
 
 
@@ -158,7 +145,7 @@ def _talos_native_route(ctx: RenderContext, gpu: dict[str, Any]) -> None:
     at = ctx.overlay.locate(_VARIANT)
     ctx.disable(GPU_OPERATOR, at)
     package_file, *companions = TALOS_NATIVE_FILES
-    variants = _variants(ctx)
+    variants = ctx.variants
     (package,) = variants.load(package_file)
     ctx.add(_with_values(package, gpu), at, _package_origins(), role="package")
     for relpath in companions:

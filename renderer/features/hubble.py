@@ -33,8 +33,9 @@ from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
 from renderer.model import PACKAGE_API, RenderContext
-from renderer.platform import PlatformFacts, go_truthy, helm_merge
+from renderer.platform import PlatformFacts, go_truthy
 from renderer.yamlio import Path_
+from renderer.tree import copy_tree, helm_merge
 
 NETWORKING = "cozystack.networking"
 CILIUM_VALUES = ("spec", "components", "cilium", "values", "cilium")
@@ -55,22 +56,8 @@ OWN_SYNC_OPTIONS = "Prune=false,Delete=false"
 USER_SUBTREES = ("relay", "ui", "metrics")
 
 
-def variant_data(ctx: RenderContext | None = None) -> dict[str, Any]:
-    return _variants(ctx).load("hubble/networking.yaml")[0]
-
-
-def _variants(ctx: RenderContext | None):  # noqa: ANN202
-    variants = getattr(ctx, "variants", None) if ctx is not None else None
-    if variants is None:
-        from renderer.variants import Variants
-
-        variants = Variants()
-    return variants
-
-
-def facts_for(ctx: RenderContext) -> PlatformFacts:
-    """Platform facts from the user's platform values (features run before the platform Package exists)."""
-    return PlatformFacts(_variants(ctx).catalogue(), ctx.overlay.get("platform", "variant"), ctx.platform_values)
+def variant_data(ctx: RenderContext) -> dict[str, Any]:
+    return ctx.variants.load("hubble/networking.yaml")[0]
 
 
 def contribute(ctx: RenderContext) -> None:
@@ -79,7 +66,7 @@ def contribute(ctx: RenderContext) -> None:
         return
     ownership = overlay.get("hubble", "ownership") or "patch"
     data = variant_data(ctx)
-    facts = facts_for(ctx)
+    facts = ctx.platform_facts()
     hubble, hubble_origins = hubble_values(ctx)
 
     if ownership == "patch":
@@ -124,10 +111,9 @@ def contribute(ctx: RenderContext) -> None:
 
 def hubble_values(ctx: RenderContext) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
     """The recommended block with the user's relay/ui/metrics merged onto it, then raw values last."""
-    from renderer.pipeline import merge_values
 
     overlay = ctx.overlay
-    values: dict[str, Any] = _variants(ctx).load("hubble/values.yaml")[0]
+    values: dict[str, Any] = ctx.variants.load("hubble/values.yaml")[0]
     origins: list[tuple[Path_, Path_]] = []
     raw = overlay.get("hubble", "values") or {}
     # Raw values are merged last, so they win: list their origins first (equal prefixes: first wins).
@@ -135,9 +121,9 @@ def hubble_values(ctx: RenderContext) -> tuple[dict[str, Any], list[tuple[Path_,
     for key in USER_SUBTREES:
         user = overlay.get("hubble", key)
         if user is not None:
-            values[key] = merge_values(values.get(key) or {}, user)
+            values[key] = helm_merge(values.get(key) or {}, user)
             origins.append((HUBBLE_PATH + (key,), ("hubble", key)))
-    values = merge_values(values, raw)
+    values = helm_merge(values, raw)
     origins.append((HUBBLE_PATH, ("hubble",)))
     return values, origins
 
@@ -189,7 +175,7 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
         cilium["k8sServiceHost"] = host
         cilium["k8sServicePort"] = port
         origins += [(CILIUM_VALUES + ("k8sServiceHost",), where), (CILIUM_VALUES + ("k8sServicePort",), where)]
-    cilium["cgroup"] = _copy(system["cilium"]["cgroup"])
+    cilium["cgroup"] = copy_tree(system["cilium"]["cgroup"])
     cilium["gatewayAPI"] = {"enableAlpn": (values.get("gateway") or {}).get("http2")}
     origins += [
         (CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), ("platform", "values", "gateway", "http2")),
@@ -291,10 +277,3 @@ def _go_scheme(raw: str) -> tuple[str, str]:
         return "", raw
     return "", raw
 
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from renderer.errors import ERROR, WARNING
 from renderer.features.hubble import HUBBLE_PATH, NETWORKING, OWNERSHIP_ANNOTATION
 from renderer.model import PLATFORM_PACKAGE, Emitted
-from renderer.platform import NETWORKING_VARIANT, PlatformFacts
+from renderer.platform import NETWORKING_VARIANT
 from renderer.rules import Hit, RuleContext, rule
 
 _C = "C:"  # cozystack/cozystack @ 3c780acd417f086f8f18d040d0d7020ff55d3ba3

@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 from renderer.errors import RenderError
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL
 from renderer.pipeline import render
-from tests.conftest import OVERLAYS
+from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 DATA = Path(__file__).parent / "data"
 
@@ -67,13 +67,7 @@ def render_sample(name: str) -> list[dict[str, Any]]:
     return render(OVERLAYS / "clusters" / name).manifests
 
 
-BASE = {
-    "apiVersion": "render.cozystack.io/v1alpha1",
-    "kind": "ClusterOverlay",
-    "metadata": {"name": "c1"},
-    "host": {"os": "apt"},
-    "platform": {"variant": "isp-full-generic"},
-}
+BASE = BASE_OVERLAY
 
 
 def overlay(**sections: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from renderer.errors import ERROR, RenderError
 from renderer.features.vlans import vm_snippets
 from renderer.overlay import load_overlay
 from renderer.pipeline import render
-from tests.conftest import OVERLAYS
+from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 # examples/vlan100-network-attachment-definition.yaml: cozystack/website
 # content/en/docs/next/networking/vm-external-vlan.md L69-81 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f
@@ -63,13 +63,7 @@ cloudInit: |
 """
 
 VLAN100 = {"name": "vlan100", "id": 100, "uplink": "eno2", "bridge": "br100", "namespaces": ["tenant-example"]}
-BASE = {
-    "apiVersion": "render.cozystack.io/v1alpha1",
-    "kind": "ClusterOverlay",
-    "metadata": {"name": "c1"},
-    "host": {"os": "apt"},
-    "platform": {"variant": "isp-full-generic"},
-}
+BASE = BASE_OVERLAY
 
 
 def yaml(text: str) -> Any:

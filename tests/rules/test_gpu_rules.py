@@ -20,14 +20,9 @@ from renderer.pipeline import emit, render
 from renderer.rules import run_rules
 from renderer.rules.gpu import PLT03_MESSAGE, memory_bytes
 from renderer.variants import Variants
+from tests.conftest import BASE_OVERLAY
 
-BASE = {
-    "apiVersion": "render.cozystack.io/v1alpha1",
-    "kind": "ClusterOverlay",
-    "metadata": {"name": "c1"},
-    "host": {"os": "apt"},
-    "platform": {"variant": "isp-full-generic"},
-}
+BASE = BASE_OVERLAY
 TALOS = {"host": {"os": "talos"}, "platform": {"variant": "isp-full"}}
 APT_CONTAINER = {"host": {"os": "apt", "nvidiaDriver": True, "nvidiaContainerRuntime": True},
                  "gpu": {"variant": "container"}}

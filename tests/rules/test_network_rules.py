@@ -17,16 +17,10 @@ from renderer.overlay import load_overlay
 from renderer.pipeline import emit
 from renderer.rules import run_rules
 from renderer.variants import Variants
+from tests.conftest import BASE_OVERLAY
 
 VLAN = {"name": "vlan100", "id": 100, "uplink": "eno2", "bridge": "br100", "namespaces": ["tenant-a"]}
-BASE = {
-    "apiVersion": "render.cozystack.io/v1alpha1",
-    "kind": "ClusterOverlay",
-    "metadata": {"name": "c1"},
-    "host": {"os": "apt"},
-    "platform": {"variant": "isp-full-generic"},
-    "vlans": [VLAN],
-}
+BASE = {**BASE_OVERLAY, "vlans": [VLAN]}
 
 
 def nad(name: str, config: Any, namespace: str = "tenant-a") -> dict[str, Any]:
