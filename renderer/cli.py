@@ -161,7 +161,9 @@ def rules(rule_id: str | None) -> int:
     r = registry.get(rule_id.upper())
     if r is None:
         raise RenderError([Finding("RULES", f"no rule {rule_id}; `cozy-render rules` lists them")], EXIT_INPUT)
-    click.echo(f"{r.id} ({r.severity}): {r.summary}\n\n{r.explanation}\n\nSources:")
+    from renderer.rules.docs import explanation_text
+
+    click.echo(f"{r.id} ({r.severity}): {r.summary}\n\n{explanation_text(r)}\n\nSources:")
     for s in r.sources:
         click.echo(f"  - {s}")
     return EXIT_OK
