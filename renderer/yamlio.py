@@ -19,6 +19,9 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 # A plain-data node budget per file: stops alias bombs ("billion laughs"), which are tiny on disk
 # and explode only when the shared nodes are walked.
 MAX_NODES = 200_000
+# libyaml's composer recurses in C per nesting level and crashes the process on deep input
+# (measured: 50,000 nested flow lists); the event stream is flat, so depth is checked on it first.
+MAX_DEPTH = 200
 
 Path_ = tuple[Any, ...]
 Locations = dict[Path_, Location]
@@ -65,6 +68,7 @@ def load_documents(text: str, display: str, *, yaml11: bool = False) -> list[tup
         y.version = (1, 1)
     out: list[tuple[Any, Locations]] = []
     try:
+        _refuse_deep_nesting(y, text, display)
         for root in y.compose_all(text):
             if root is None or (root.tag.endswith(":null") and not getattr(root, "value", None)):
                 continue
@@ -82,6 +86,20 @@ def load_documents(text: str, display: str, *, yaml11: bool = False) -> list[tup
     except RecursionError:
         raise RenderError([Finding("OVL-LIMIT", "YAML nesting is too deep", Location(display))]) from None
     return out
+
+
+def _refuse_deep_nesting(y: Any, text: str, display: str) -> None:
+    depth = 0
+    for event in y.parse(text):
+        kind = type(event).__name__
+        if kind in ("MappingStartEvent", "SequenceStartEvent"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise RenderError([Finding("OVL-LIMIT", f"YAML nesting is deeper than {MAX_DEPTH} levels",
+                                           Location(display, mark.line + 1, mark.column + 1))])
+        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+            depth -= 1
 
 
 _TAG = "tag:yaml.org,2002:"

@@ -57,3 +57,19 @@ def test_refused_yaml(text: str, message: str) -> None:
         load_documents(text, "f.yaml")
     (finding,) = info.value.findings
     assert message in finding.message and finding.location.path == "f.yaml" and finding.location.line >= 1
+
+
+def test_deep_nesting_is_refused_before_libyaml_recurses() -> None:
+    text = "a: " + "[" * 50_000 + "]" * 50_000 + "\n"
+    with pytest.raises(RenderError) as info:
+        load_documents(text, "deep.yaml")
+    (finding,) = info.value.findings
+    assert finding.code == "OVL-LIMIT" and "deeper than 200 levels" in finding.message
+    assert str(finding.location).startswith("deep.yaml:1:")
+
+
+def test_alias_chains_and_self_references_are_refused() -> None:
+    chain = "x0: &x0 [1]\n" + "".join(f"x{i}: &x{i} [*x{i - 1}]\n" for i in range(1, 2000))
+    with pytest.raises(RenderError) as info:
+        load_documents(chain, "chain.yaml")
+    assert info.value.findings[0].code == "OVL-LIMIT"
