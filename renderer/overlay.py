@@ -71,7 +71,7 @@ def find_root(cluster_file: Path) -> Path:
     The nearest ancestor holding ``.git``; else, for the ``<root>/clusters/<name>/cluster.yaml``
     layout (Argo CD tarballs often exclude ``.git``), the directory above ``clusters``.
     """
-    start = cluster_file.resolve().parent
+    start = Path(os.path.abspath(cluster_file)).parent  # lexical: a symlinked cluster file must not pick its root
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
             return candidate

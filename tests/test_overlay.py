@@ -192,3 +192,12 @@ def test_generated_validator_is_fresh() -> None:
     from renderer.overlay_schema import GENERATED, generated_source
 
     assert GENERATED.read_text() == generated_source(), "regenerate: python -m renderer.overlay_schema"
+
+
+def test_cluster_file_symlinked_out_of_the_repository_is_refused(repo, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "cluster.yaml"
+    outside.parent.mkdir()
+    outside.write_text(cluster("c1", MINIMAL))
+    root = repo({"clusters/c1/.keep": ""})
+    os.symlink(outside, root / "clusters/c1/cluster.yaml")
+    assert "error[OVL-PATH]: overlay is outside the repository root" in error_of(root / "clusters/c1")
