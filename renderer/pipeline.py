@@ -199,6 +199,11 @@ def _check_object(obj: Any, where: Location | None) -> None:
 
 
 def _label(ctx: RenderContext) -> None:
+    # Packages the platform release also renders (Hubble patches, co-managed `packages:` entries)
+    # belong to Helm, which stamps app.kubernetes.io/managed-by: Helm on everything it renders and
+    # checks that label before adopting an object; claiming it would flip it on every sync and
+    # could break the platform release. They carry only our cluster label.
+    helm_owned = {name for name in _platform_rendered(ctx) if name != PLATFORM_PACKAGE}
     for e in ctx.objects:
         meta = e.obj.setdefault("metadata", {})
         labels = meta.get("labels")
@@ -206,11 +211,18 @@ def _label(ctx: RenderContext) -> None:
             labels = {}
         elif not isinstance(labels, dict):
             raise fail("OVL-MANIFEST", f"{e.ref()}: metadata.labels must be a mapping", e.source)
-        labels[MANAGED_BY_LABEL] = MANAGED_BY
+        if not (e.is_package() and e.name in helm_owned):
+            labels[MANAGED_BY_LABEL] = MANAGED_BY
         labels[CLUSTER_LABEL] = ctx.overlay.name
         # Re-insert so metadata reads name, namespace, labels, annotations in a fixed order.
         meta["labels"] = dict(sorted(labels.items()))
         e.obj["metadata"] = _ordered_metadata(meta)
+
+
+def _platform_rendered(ctx: RenderContext) -> set[str]:
+    if not any(e.is_package() and e.name != PLATFORM_PACKAGE for e in ctx.objects):
+        return set()
+    return set(ctx.platform_facts().rendered_packages)
 
 
 _METADATA_ORDER = ("name", "namespace", "labels", "annotations")

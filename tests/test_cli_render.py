@@ -21,8 +21,12 @@ def test_render_prints_a_yaml_stream_with_our_labels(cli) -> None:
     code, out, err = cli("render", SAMPLE)
     assert code == 0, err
     docs = list(YAML(typ="safe").load_all(out))
-    assert docs and all(d["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "cozy-render" for d in docs)
-    assert all(d["metadata"]["labels"]["render.cozystack.io/cluster"] == "gpu-apt-01" for d in docs)
+    assert docs and all(d["metadata"]["labels"]["render.cozystack.io/cluster"] == "gpu-apt-01" for d in docs)
+    # Packages the platform release also renders keep Helm's managed-by label; all else carries ours.
+    helm_owned = {"cozystack.metallb", "cozystack.networking"}
+    for d in docs:
+        managed_by = d["metadata"]["labels"].get("app.kubernetes.io/managed-by")
+        assert managed_by == (None if d["metadata"]["name"] in helm_owned else "cozy-render"), d["metadata"]
     platform = [d for d in docs if d["metadata"]["name"] == "cozystack.cozystack-platform"]
     assert len(platform) == 1 and "namespace" not in platform[0]["metadata"]
 

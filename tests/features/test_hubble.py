@@ -325,11 +325,13 @@ def test_patch_mode_never_parses_the_endpoint(rendered) -> None:
     assert networking(objects)["metadata"]["annotations"][OWNERSHIP_ANNOTATION] == "patch"
 
 
-def test_every_object_keeps_our_labels(rendered) -> None:
-    for ownership in ("patch", "own"):
-        obj = networking(rendered(overlay({"hubble": {"enabled": True, "ownership": ownership}})))
-        labels = obj["metadata"]["labels"]
-        assert labels[MANAGED_BY_LABEL] == "cozy-render" and labels[CLUSTER_LABEL] == "c1"
+def test_labels_leave_helm_its_managed_by_label(rendered) -> None:
+    """A patch co-manages the platform's (Helm's) object: Helm stamps app.kubernetes.io/managed-by:
+    Helm and checks it before adopting, so only "own" (platform opted out) claims the label."""
+    patch = networking(rendered(overlay({"hubble": {"enabled": True, "ownership": "patch"}})))
+    assert patch["metadata"]["labels"] == {CLUSTER_LABEL: "c1"}
+    own = networking(rendered(overlay({"hubble": {"enabled": True, "ownership": "own"}})))
+    assert own["metadata"]["labels"] == {MANAGED_BY_LABEL: "cozy-render", CLUSTER_LABEL: "c1"}
 
 
 # --- HUB-* rules ----------------------------------------------------------------------------------
