@@ -15,6 +15,23 @@ CLUSTER_LABEL = "render.cozystack.io/cluster"
 PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 PACKAGE_API = "cozystack.io/v1alpha1"
 
+# Objects that co-manage a Package the platform release renders (a "patch": Hubble's subtree of
+# cozystack.networking, a `packages:` entry tuning cozystack.metallb) must never create it: Helm
+# refuses to adopt an object it did not create and the whole platform release fails (PLT-11).
+# They are server-side applied after the platform Package (a later Argo CD sync wave; Flux users
+# split them into a second Kustomization by the ownership annotation), and never pruned or deleted,
+# which would delete the platform's object.
+OWNERSHIP_ANNOTATION = "render.cozystack.io/ownership"  # patch | own: diff compares a patch on its own fields
+ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
+PATCH_ANNOTATIONS = {
+    ARGO_SYNC_OPTIONS: "ServerSideApply=true,Prune=false,Delete=false",
+    ARGO_SYNC_WAVE: "10",  # the platform Package has none (wave 0)
+    FLUX_PRUNE: "disabled",
+    OWNERSHIP_ANNOTATION: "patch",
+}
+
 
 class Emitted:
     """One rendered object and where its parts came from in the overlay.

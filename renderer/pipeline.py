@@ -11,6 +11,7 @@ from renderer.model import (
     MANAGED_BY,
     MANAGED_BY_LABEL,
     PACKAGE_API,
+    PATCH_ANNOTATIONS,
     PLATFORM_PACKAGE,
     Emitted,
     RenderContext,
@@ -206,6 +207,12 @@ def _label(ctx: RenderContext) -> None:
     helm_owned = {name for name in _platform_rendered(ctx) if name != PLATFORM_PACKAGE}
     for e in ctx.objects:
         meta = e.obj.setdefault("metadata", {})
+        if e.role == "package" and e.is_package() and e.name in helm_owned:
+            # A `packages:` entry tuning a platform-rendered Package is a patch like Hubble's (PLT-11):
+            # applied after the platform, server-side, never pruned. Annotations the user set win.
+            annotations = meta.get("annotations")
+            if annotations is None or isinstance(annotations, dict):
+                meta["annotations"] = {**PATCH_ANNOTATIONS, **(annotations or {})}
         labels = meta.get("labels")
         if labels is None:
             labels = {}

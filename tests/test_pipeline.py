@@ -141,3 +141,21 @@ def test_user_variants_override_the_bundle(tmp_path: Path) -> None:
     (tmp_path / "gpu" / "facts.yaml").write_text("mine: true\n")
     assert Variants(tmp_path).load("gpu/facts.yaml") == [{"mine": True}]
     assert Variants().load("gpu/facts.yaml") != [{"mine": True}]
+
+
+def test_packages_entry_tuning_a_platform_package_is_a_patch(repo) -> None:
+    """PLT-11: it must never be the object that creates the platform's Package, and never Helm's label."""
+    root = repo({"clusters/c1/cluster.yaml": HEAD + "host: {os: apt}\nplatform: {variant: isp-full}\npackages:\n"
+                 "  cozystack.metallb: {variant: default, metadata: {annotations: {argocd.argoproj.io/sync-wave: '5'}}}\n"
+                 "  cozystack.kuberture: {variant: default}\n"})
+    objs = objects(root)
+    metallb = by_name(objs, "cozystack.metallb")["metadata"]
+    assert metallb["annotations"] == {
+        "argocd.argoproj.io/sync-options": "ServerSideApply=true,Prune=false,Delete=false",
+        "argocd.argoproj.io/sync-wave": "5",  # the user's own value wins
+        "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        "render.cozystack.io/ownership": "patch",
+    }
+    assert "app.kubernetes.io/managed-by" not in metallb["labels"]
+    kuberture = by_name(objs, "cozystack.kuberture")["metadata"]  # optional, not enabled: ours alone
+    assert "annotations" not in kuberture and kuberture["labels"]["app.kubernetes.io/managed-by"] == "cozy-render"

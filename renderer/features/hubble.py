@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
-from renderer.model import PACKAGE_API, RenderContext
+from renderer.model import ARGO_SYNC_OPTIONS, FLUX_PRUNE, OWNERSHIP_ANNOTATION, PACKAGE_API, PATCH_ANNOTATIONS, RenderContext
 from renderer.platform import PlatformFacts, go_truthy
 from renderer.yamlio import Path_
 from renderer.tree import copy_tree, helm_merge
@@ -41,16 +41,9 @@ NETWORKING = "cozystack.networking"
 CILIUM_VALUES = ("spec", "components", "cilium", "values", "cilium")
 HUBBLE_PATH = CILIUM_VALUES + ("hubble",)
 
-# Annotations on the objects this feature renders.
-OWNERSHIP_ANNOTATION = "render.cozystack.io/ownership"  # patch | own: diff compares a patch on its own fields only
-ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 HELM_RESOURCE_POLICY = "helm.sh/resource-policy"
-# The platform Package carries no wave (wave 0); the patch waits for it (and, with the README's health
+# The platform Package carries no wave (wave 0); a patch waits for it (and, with the README's health
 # check, for it to be Ready, i.e. for the platform release to have created cozystack.networking).
-PATCH_SYNC_WAVE = "10"
-PATCH_SYNC_OPTIONS = "ServerSideApply=true,Prune=false,Delete=false"
 OWN_SYNC_OPTIONS = "Prune=false,Delete=false"
 
 USER_SUBTREES = ("relay", "ui", "metrics")
@@ -73,12 +66,7 @@ def contribute(ctx: RenderContext) -> None:
         if facts.networking_variant not in data["ciliumVariants"]:
             return  # nothing of ours to patch: HUB-02 reports why
         spec = {"components": {"cilium": {"values": {"cilium": {"hubble": hubble}}}}}
-        annotations = {
-            ARGO_SYNC_OPTIONS: PATCH_SYNC_OPTIONS,
-            ARGO_SYNC_WAVE: PATCH_SYNC_WAVE,
-            FLUX_PRUNE: "disabled",
-            OWNERSHIP_ANNOTATION: "patch",
-        }
+        annotations = dict(PATCH_ANNOTATIONS)
         origins: list[tuple[Path_, Path_]] = []
         role = "patch"
     else:

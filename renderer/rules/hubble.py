@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from renderer.errors import ERROR, WARNING
-from renderer.features.hubble import HUBBLE_PATH, NETWORKING, OWNERSHIP_ANNOTATION
-from renderer.model import PLATFORM_PACKAGE, Emitted
+from renderer.features.hubble import HUBBLE_PATH, NETWORKING
+from renderer.model import OWNERSHIP_ANNOTATION, PLATFORM_PACKAGE, Emitted
 from renderer.platform import NETWORKING_VARIANT
 from renderer.rules import Hit, RuleContext, rule
 

@@ -15,14 +15,15 @@ import pytest
 from ruamel.yaml import YAML
 
 from renderer.errors import ERROR, WARNING, Finding, RenderError
-from renderer.features.hubble import (
+from renderer.features.hubble import go_url_host
+from renderer.model import (
     ARGO_SYNC_OPTIONS,
     ARGO_SYNC_WAVE,
+    CLUSTER_LABEL,
     FLUX_PRUNE,
+    MANAGED_BY_LABEL,
     OWNERSHIP_ANNOTATION,
-    go_url_host,
 )
-from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL
 from renderer.overlay import load_overlay
 from renderer.pipeline import emit, render
 from renderer.rules import run_rules
