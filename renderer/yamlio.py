@@ -144,8 +144,11 @@ class _Builder:
                 raise RenderError([Finding("OVL-YAML", "mapping keys must be strings", self.at(key_node))])
             if key in result:
                 raise RenderError([Finding("OVL-YAML", f"duplicate key {key!r}", self.at(key_node))])
-            self.locs[path + (key, KEY)] = self.at(key_node)
+            key_at = self.locs[path + (key, KEY)] = self.at(key_node)
             result[key] = self.build(value_node, path + (key,))
+            if type(value_node).__name__ != "ScalarNode":
+                # A finding about a whole mapping or list points at its key, not at its first entry.
+                self.locs[path + (key,)] = key_at
         for source in merged:  # YAML merge keys: explicit keys win, earlier merge sources win
             if type(source).__name__ != "MappingNode":
                 raise RenderError([Finding("OVL-YAML", "a << merge needs a mapping", self.at(source))])

@@ -14,7 +14,7 @@ metadata: {name: c1}
 host: {os: apt}
 """
 CLEAN = HEADER + "platform: {variant: isp-full}\n"
-# Line 8 col 27 is the namespace value (PKG-01); the Package (its mapping starts at 8:5) is co-managed
+# Line 8 col 27 is the namespace value (PKG-01); the Package (its key is at 7:3) is co-managed
 # with the platform (PLT-11).
 WITH_ERROR = HEADER + """\
 platform: {variant: isp-full}
@@ -61,7 +61,7 @@ def test_error_text_output_and_exit_1(cli, cluster) -> None:
     code, out, err = cli("check", cluster(WITH_ERROR))
     assert (code, out) == (1, "")
     assert err.splitlines() == [
-        "clusters/c1/cluster.yaml:8:5: warning[PLT-11]: cozystack.metallb is co-managed with the platform "
+        "clusters/c1/cluster.yaml:7:3: warning[PLT-11]: cozystack.metallb is co-managed with the platform "
         "release; platform-rendered keys will be re-asserted on every platform upgrade.",
         f"clusters/c1/cluster.yaml:8:27: error[PKG-01]: {PKG01}",
     ]
@@ -80,7 +80,7 @@ def test_github_annotations(cli, cluster) -> None:
     code, out, err = cli("check", "-o", "github", cluster(WITH_ERROR))
     assert (code, err) == (1, "")
     assert out.splitlines()[1] == f"::error file=clusters/c1/cluster.yaml,line=8,col=27,title=PKG-01::{PKG01}"
-    assert out.splitlines()[0].startswith("::warning file=clusters/c1/cluster.yaml,line=8,col=5,title=PLT-11::")
+    assert out.splitlines()[0].startswith("::warning file=clusters/c1/cluster.yaml,line=7,col=3,title=PLT-11::")
 
 
 def test_warnings_pass_unless_strict(cli, cluster) -> None:

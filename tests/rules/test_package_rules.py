@@ -155,7 +155,7 @@ def test_pkg03_name_without_cozystack_prefix_is_an_error_with_a_suggestion(repo)
     assert finding.severity == ERROR
     assert finding.message == ("No PackageSource named metallb; the controller will report "
                                "PackageSourceNotFound. Did you mean cozystack.metallb?")
-    assert line_col(finding) == position(body, "{variant: default}")  # a mapping is located at its value
+    assert line_col(finding) == position(body, "metallb:")  # a mapping is located at its key
 
 
 def test_pkg03_unlisted_cozystack_name_is_only_a_warning(repo) -> None:
@@ -226,7 +226,7 @@ def test_pkg05_top_level_values(repo) -> None:
     (finding,) = run(repo, "PKG-05", body)
     assert finding.message == ("Unknown field spec.values: component values go under "
                                "spec.components.<component>.values.")
-    assert line_col(finding) == position(body, "{a: 1}")
+    assert line_col(finding) == position(body, "values: {a: 1}")
 
 
 def test_pkg05_passes(repo) -> None:
@@ -247,7 +247,7 @@ def test_pkg06_component_not_in_the_variant(repo) -> None:
     assert finding.severity == WARNING
     assert finding.message == ("Component multus-cni is not installed by cozystack.multus/default; "
                                "its values are ignored.")
-    assert line_col(finding) == position(body, "{values: {a: 1}}")
+    assert line_col(finding) == position(body, "multus-cni:")
 
 
 def test_pkg06_component_without_install_block(repo) -> None:
@@ -286,7 +286,7 @@ def test_pkg07_extra_key_and_scalar_values(repo) -> None:
     first, second = run(repo, "PKG-07", body)
     assert first.message == "components.kuberture accepts only enabled (bool) and values (object); " \
                             "value is pruned by the API server."
-    assert line_col(first) == position(body, "{a: 1}")
+    assert line_col(first) == position(body, "value: {a: 1}")
     assert second.message == "components.other accepts only enabled (bool) and values (object); " \
                              "values is a list, which Helm cannot use."
 

@@ -415,7 +415,7 @@ def test_plt11_additive_overlay_is_a_warning(repo) -> None:
     assert finding.severity == WARNING
     assert finding.message == ("cozystack.metallb is co-managed with the platform release; platform-rendered keys "
                                "will be re-asserted on every platform upgrade.")
-    assert line_col(finding) == position(body, "variant: default")
+    assert line_col(finding) == position(body, "cozystack.metallb:")
 
 
 def test_plt11_same_values_and_manifests_count_too(repo) -> None:
