@@ -1,7 +1,7 @@
 """Data-driven golden cases: every folder under tests/cases/ is one CLI run.
 
-A case folder holds ``case.yaml`` (``args``, expected ``exit``, ``stderr`` substrings, optional
-``cwd``) and, for runs that print, ``expected.out`` (stdout, byte for byte). The overlay tree a case
+A case folder holds ``case.yaml`` (``args``, expected ``exit``, ``stderr`` substrings,
+``not_stderr`` substrings that must not appear, optional ``cwd``) and, for runs that print, ``expected.out`` (stdout, byte for byte). The overlay tree a case
 renders sits in the case folder (usually ``repo/``, with a ``.git`` marker created at run time), or
 the case points at the bundled samples with ``{overlays}``. Rewrite goldens with
 ``pytest tests/test_cases.py --update-goldens`` and review the diff.
@@ -36,6 +36,8 @@ def test_case(case: Path, cli, monkeypatch: pytest.MonkeyPatch, update_goldens: 
     assert code == expected_exit, f"exit {code}, expected {expected_exit}\nstderr:\n{err}"
     for needle in spec.get("stderr", []):
         assert needle in err, f"{needle!r} not in stderr:\n{err}"
+    for needle in spec.get("not_stderr", []):
+        assert needle not in err, f"{needle!r} in stderr:\n{err}"
     if code != 0 and expected_exit != 1:
         assert out == "", "a failed run printed to stdout"
     golden = case / "expected.out"

@@ -22,6 +22,8 @@ SPEC_FIELDS = ("variant", "ignoreDependencies", "components")
 COMPONENT_FIELDS = ("enabled", "values")
 # A rule that checks the same thing more specifically for one Package reports it instead (report once).
 _SPECIFIC_VARIANT_RULES = {"cozystack.gpu-operator": "GPU-01", PLATFORM_PACKAGE: "PLT-02"}
+# Likewise for a dependency: (package, dependency) -> the rule that explains that one missing edge.
+_SPECIFIC_DEPENDENCY_RULES = {("cozystack.hami", "cozystack.gpu-operator"): "HAMI-02"}
 
 
 # ---- what the rules share: catalogue, platform facts, PackageSources, hand-written Packages ----
@@ -358,7 +360,7 @@ def pkg_08(ctx: RuleContext) -> Iterator[Hit]:
             continue
         ignored = _ignored_dependencies(emitted)
         for dep in chosen.depends_on:
-            if dep in ignored or dep in desired:
+            if dep in ignored or dep in desired or _SPECIFIC_DEPENDENCY_RULES.get((name, dep)) in REGISTRY:
                 continue
             message = f"{name} depends on {dep}, which is not rendered; it will stay DependenciesNotReady."
             if emitted is not None:
