@@ -346,7 +346,8 @@ def _type_name(value: Any) -> str:
     DependenciesNotReady. The desired set is every Package in the render plus every Package the
     platform release renders under the effective platform values. Only variants whose `dependsOn` the
     catalogue (or a PackageSource in the render) gives are checked. A dependency installed in the live
-    cluster by other means (cozypkg) is not visible offline.
+    cluster by other means (cozypkg) is not visible offline. A missing edge a more specific rule
+    explains (cozystack.hami -> cozystack.gpu-operator: HAMI-02) is reported by that rule alone.
     """,
     [_RECONCILER + " (areDependenciesReady)", "C:packages/core/platform/sources/*.yaml"],
 )
