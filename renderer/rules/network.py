@@ -28,6 +28,9 @@ SRC_MULTUS_DOCKERFILE = f"{_C}packages/system/multus/images/multus-cni/Dockerfil
 SRC_PLATFORM_VALUES = f"{_C}packages/core/platform/values.yaml (networking.stageCniPlugins)"
 NAD_CRD = "network-attachment-definitions.k8s.cni.cncf.io"
 VLAN_IDS = range(1, 4095)
+# The vm-instance application as a Cozystack API object (its spec holds the chart values).
+VM_INSTANCE_API = "apps.cozystack.io/v1alpha1"
+VM_INSTANCE_KIND = "VMInstance"
 DEFAULT_DESTINATIONS = ("default", "0.0.0.0/0", "::/0")
 _VPC_NAD_NAME = re.compile(r"^subnet-[0-9a-f]{8}$")
 
@@ -86,7 +89,8 @@ def _config_problem(e: Emitted) -> str | None:
     on the wire. macvlan demultiplexes inbound frames by the macvlan child's MAC (ipvlan by the
     parent's), so replies to the guest MAC are dropped: the guest transmits, its neighbour stays
     FAILED. The host cannot reach macvlan children through the parent either. A Linux bridge forwards
-    by learned MAC and can carry a host address: VLAN entries must use type bridge.
+    by learned MAC and can carry a host address: VLAN entries must use type bridge. NADs given in
+    manifests: are checked when a VMInstance in the render attaches them (pods on macvlan are fine).
     """,
     [SRC_VLAN_DOC + ' "Why bridge and not macvlan"'],
 )
@@ -95,6 +99,21 @@ def net_01(ctx: RuleContext) -> Iterator[Hit]:
         if vlan.get("type") in ("macvlan", "ipvlan"):
             yield Hit(f"{vlan['type']}: macvlan/ipvlan drop replies to the guest MAC under KubeVirt bridge binding; "
                       "use a bridge NAD (type: bridge, the default).", overlay_path=("vlans", i, "type"))
+    # NADs from manifests: only a VM's attachment is broken (pods are fine on macvlan), so a NAD counts
+    # when a rendered vm-instance names it; vm-instance resolves networks in its own namespace.
+    nads = {(e.namespace, e.name): e for e in _nads(ctx)}
+    for vm in ctx.objects:
+        if vm.api_version != VM_INSTANCE_API or vm.kind != VM_INSTANCE_KIND:
+            continue
+        networks = (vm.obj.get("spec") or {}).get("networks")
+        for i, network in enumerate(networks if isinstance(networks, list) else []):
+            nad = nads.get((vm.namespace, network.get("name") if isinstance(network, dict) else None))
+            types = [p.get("type") for p in (_plugins(nad) or [])] if nad is not None else []
+            bad = next((t for t in types if t in ("macvlan", "ipvlan")), None)
+            if bad:
+                yield Hit(f"VM {vm.namespace}/{vm.name} attaches NAD {nad.name} of type {bad}: macvlan/ipvlan drop "
+                          "replies to the guest MAC under KubeVirt bridge binding; use a bridge NAD.",
+                          vm, ("spec", "networks", i, "name"))
 
 
 @rule(
