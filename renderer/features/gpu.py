@@ -21,12 +21,11 @@ itself, which leave no sensible render to check, are refused here (code ``OVL-GP
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from renderer.errors import fail
 from renderer.model import RenderContext
-from renderer.tree import helm_merge
+from renderer.tree import copy_tree, helm_merge
 
 GPU_OPERATOR = "cozystack.gpu-operator"
 HAMI = "cozystack.hami"
@@ -97,7 +96,7 @@ def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None
 
     ctx.enable(GPU_OPERATOR, at)
     iaas["gpuOperatorVariant"] = variant
-    knobs = {k: copy.deepcopy(gpu[k]) for k in FORWARDED_KNOBS if k in gpu}
+    knobs = {k: copy_tree(gpu[k]) for k in FORWARDED_KNOBS if k in gpu}
     if knobs:
         platform_gpu = values.setdefault("gpu", {})
         for key, value in knobs.items():
@@ -122,7 +121,7 @@ def _with_values(package: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]
         return package
     spec = package.setdefault("spec", {})
     component = spec.setdefault("components", {}).setdefault(COMPONENT, {})
-    component["values"] = helm_merge(component.get("values") or {}, copy.deepcopy(extra))
+    component["values"] = helm_merge(component.get("values") or {}, extra)
     return package
 
 
