@@ -28,20 +28,11 @@ MAX_LINK_NAME = 15
 _LINK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-def cni_data(ctx: RenderContext | None = None) -> dict[str, Any]:
-    variants = getattr(ctx, "variants", None) if ctx is not None else None
-    if variants is None:
-        from renderer.variants import Variants
-
-        variants = Variants()
-    return variants.load("vlan/cni.yaml")[0]
-
-
 def contribute(ctx: RenderContext) -> None:
     vlans = ctx.overlay.get("vlans") or []
     if not vlans:
         return
-    cni = cni_data(ctx)
+    (cni,) = ctx.variants.load("vlan/cni.yaml")
     ctx.findings.extend(vlan_findings(ctx.overlay))
     seen: set[tuple[str, str]] = set()
     for i, vlan in enumerate(vlans):
