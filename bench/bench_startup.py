@@ -32,8 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import write_section  # noqa: E402 - bench/ is not a package
+
 REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "RESULTS.md"
 SECTION = "## Start-up: cold `render` vs kustomize"
 
 
@@ -153,14 +155,8 @@ def run(args: argparse.Namespace) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        _write_section(text)
+        write_section(SECTION, text)
 
-
-def _write_section(text: str) -> None:
-    current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    updated = pattern.sub(lambda _m: text + "\n", current) if pattern.search(current) else current.rstrip() + "\n\n" + text
-    RESULTS.write_text(updated)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import write_section  # noqa: E402 - bench/ is not a package
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "RESULTS.md"
 SECTION = "## Validation throughput"
 TARGET = 7500  # objects/s: kubeconform's published rate
 sys.path.insert(0, str(REPO))
@@ -181,17 +183,8 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        _write_section(text)
+        write_section(SECTION, text)
 
-
-def _write_section(text: str) -> None:
-    current = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        updated = pattern.sub(lambda _m: text + "\n", current)
-    else:
-        updated = current.rstrip() + "\n\n" + text
-    RESULTS.write_text(updated)
 
 
 if __name__ == "__main__":

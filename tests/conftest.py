@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import copy
+import json
 import shutil
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +21,18 @@ BASE_OVERLAY = {
     "host": {"os": "apt"},
     "platform": {"variant": "isp-full-generic"},
 }
+
+
+def overlay_doc(*parts: dict[str, Any], **sections: Any) -> dict[str, Any]:
+    """BASE_OVERLAY with ``parts``/``sections`` laid over it; a mapping merges one level deep."""
+    data = copy.deepcopy(BASE_OVERLAY)
+    for part in (*parts, sections):
+        for key, value in copy.deepcopy(part).items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+    return data
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -82,3 +97,14 @@ def repo(tmp_path: Path):
         return root
 
     return build
+
+
+@pytest.fixture
+def cluster(repo):
+    """Write an overlay document as clusters/c1/cluster.yaml of a fresh repository; returns its folder."""
+
+    def write(data: dict[str, Any]) -> Path:
+        root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
+        return root / "clusters" / "c1"
+
+    return write

@@ -6,9 +6,6 @@ examples, copied below with their source.
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +25,7 @@ from renderer.overlay import load_overlay
 from renderer.pipeline import emit, render
 from renderer.rules import run_rules
 from renderer.variants import Variants
-from tests.conftest import OVERLAYS
+from tests.conftest import OVERLAYS, overlay_doc
 
 # examples/hubble-cilium-values.yaml: cozystack/website content/en/docs/next/networking/hubble.md
 # L22-37 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f (Apache-2.0), verbatim.
@@ -97,23 +94,7 @@ def recommended() -> dict[str, Any]:
 
 
 def overlay(*parts: dict[str, Any]) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
-    for part in parts:
-        for key, value in copy.deepcopy(part).items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}
-            else:
-                data[key] = value
-    return data
-
-
-@pytest.fixture
-def cluster(repo):
-    def write(data: dict[str, Any]) -> Path:
-        root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
-        return root / "clusters" / "c1"
-
-    return write
+    return overlay_doc(BASE, *parts)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,15 +74,6 @@ def overlay(*vlans: dict[str, Any], **sections: Any) -> dict[str, Any]:
     data.update(copy.deepcopy(sections))
     data["vlans"] = [copy.deepcopy(v) for v in vlans]
     return data
-
-
-@pytest.fixture
-def cluster(repo):
-    def write(data: dict[str, Any]) -> Path:
-        root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
-        return root / "clusters" / "c1"
-
-    return write
 
 
 def nads(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

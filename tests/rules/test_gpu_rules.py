@@ -20,7 +20,7 @@ from renderer.pipeline import emit, render
 from renderer.rules import run_rules
 from renderer.rules.gpu import PLT03_MESSAGE, memory_bytes
 from renderer.variants import Variants
-from tests.conftest import BASE_OVERLAY
+from tests.conftest import BASE_OVERLAY, overlay_doc
 
 BASE = BASE_OVERLAY
 TALOS = {"host": {"os": "talos"}, "platform": {"variant": "isp-full"}}
@@ -39,14 +39,7 @@ TALOS_NATIVE_VALUES = {"gpu-operator": {
 
 
 def overlay(*parts: dict[str, Any], **sections: Any) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
-    for part in (*parts, sections):
-        for key, value in copy.deepcopy(part).items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}
-            else:
-                data[key] = value
-    return data
+    return overlay_doc(*parts, **sections)
 
 
 @pytest.fixture
