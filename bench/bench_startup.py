@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> None:
         f"Sample: `{sample.relative_to(REPO)}` ({count} objects). Median of {args.runs} interleaved runs, "
         f"whole process, cozy-render installed from a wheel into a fresh venv. Machine: {platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}.",
-        "Reproduce: `.venv/bin/python bench/bench_startup.py --runs 15 --write`.",
+        f"Reproduce: `.venv/bin/python bench/bench_startup.py --runs {args.runs} --write`.",
         "",
         "| command | median ms |",
         "| --- | ---: |",
