@@ -106,12 +106,14 @@ def confine(raw: str, base_dir: Path, root: Path, where: Location | None, what: 
     return real
 
 
-def _strip_append(data: Any) -> Any:
-    """The layer as the schema sees it: ``key+`` is the same key."""
+def _as_schema_sees_it(data: Any) -> Any:
+    """A layer as the schema sees it: ``key+`` is the same key, and ``key: null`` (a deletion, not a
+    value) is absent."""
     if isinstance(data, dict):
-        return {(k[:-1] if k.endswith(APPEND_SUFFIX) else k): _strip_append(v) for k, v in data.items()}
+        return {(k[:-1] if k.endswith(APPEND_SUFFIX) else k): _as_schema_sees_it(v)
+                for k, v in data.items() if v is not None}
     if isinstance(data, list):
-        return [_strip_append(v) for v in data]
+        return [_as_schema_sees_it(v) for v in data]
     return data
 
 
@@ -171,7 +173,7 @@ def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]
     data, locs = docs[0]
     from renderer import overlay_schema
 
-    overlay_schema.validate_layer(_strip_append(data), locs, display)
+    overlay_schema.validate_layer(_as_schema_sees_it(data), locs, display)
     return data, locs, display
 
 

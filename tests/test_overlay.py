@@ -201,3 +201,18 @@ def test_cluster_file_symlinked_out_of_the_repository_is_refused(repo, tmp_path:
     root = repo({"clusters/c1/.keep": ""})
     os.symlink(outside, root / "clusters/c1/cluster.yaml")
     assert "error[OVL-PATH]: overlay is outside the repository root" in error_of(root / "clusters/c1")
+
+
+def test_null_deletes_a_typed_inherited_block(repo) -> None:
+    root = repo({
+        "base.yaml": HEAD + MINIMAL + "hubble: {enabled: true}\ngpu: {variant: none}\n",
+        "clusters/c1/cluster.yaml": cluster("c1", "hubble: null\ngpu: {variant: null}\n", "../../base.yaml"),
+    })
+    data = load_overlay(root / "clusters/c1").data
+    assert "hubble" not in data and data["gpu"] == {}
+
+
+def test_platform_values_keys_cozy_render_reads_are_typed(repo) -> None:
+    root = repo({"clusters/c1/cluster.yaml": cluster(
+        "c1", "host: {os: apt}\nplatform:\n  variant: isp-full\n  values:\n    bundles: {enabledPackages: [[a]]}\n")})
+    assert "platform.values.bundles.enabledPackages[0] must be a string, got array" in error_of(root / "clusters/c1")

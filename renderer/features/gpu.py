@@ -68,12 +68,7 @@ def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None
         raise fail("OVL-GPU", f"gpu.values applies to the standalone Package of gpu.variant: container; with "
                    f"gpu.variant: {variant} the platform renders cozystack.gpu-operator itself — use "
                    "gpu.vgpuManager / gpu.vgpuDeviceManager, which the platform forwards", overlay.locate(_VALUES))
-    values = ctx.platform_values
-    for path in (("bundles",), ("bundles", "iaas"), ("gpu",)):
-        node = _get(values, path)
-        if node is not None and not isinstance(node, dict):
-            raise fail("OVL-GPU", f"platform.values.{'.'.join(path)} must be a mapping for gpu.variant: {variant}",
-                       overlay.locate(("platform", "values", *path)))
+    values = ctx.platform_values  # bundles, bundles.iaas and gpu are mappings: the overlay schema says so
     facts = ctx.platform_facts()
     if not facts.iaas_renders:
         # When iaas.enabled is true but the system bundle is wrong, PLT-04/PLT-05 quote the chart's own
@@ -103,15 +98,6 @@ def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None
             # gpu.* is the more specific place, so it wins over platform.values.gpu (Helm merge: maps
             # merge, lists replace) exactly as a later overlay layer would.
             platform_gpu[key] = helm_merge(platform_gpu.get(key), value)
-
-
-def _get(values: dict[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = values
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _with_values(package: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:

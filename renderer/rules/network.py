@@ -105,9 +105,11 @@ def net_01(ctx: RuleContext) -> Iterator[Hit]:
     for vm in ctx.objects:
         if vm.api_version != VM_INSTANCE_API or vm.kind != VM_INSTANCE_KIND:
             continue
-        networks = (vm.obj.get("spec") or {}).get("networks")
+        spec = vm.obj.get("spec")
+        networks = spec.get("networks") if isinstance(spec, dict) else None
         for i, network in enumerate(networks if isinstance(networks, list) else []):
-            nad = nads.get((vm.namespace, network.get("name") if isinstance(network, dict) else None))
+            name = network.get("name") if isinstance(network, dict) else None
+            nad = nads.get((vm.namespace, name)) if isinstance(name, str) else None
             types = [p.get("type") for p in (_plugins(nad) or [])] if nad is not None else []
             bad = next((t for t in types if t in ("macvlan", "ipvlan")), None)
             if bad:

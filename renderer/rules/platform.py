@@ -100,7 +100,9 @@ def plt_01(ctx: RuleContext) -> Iterator[Hit]:
             continue
         spec = spec_of(e)
         components = spec.get("components")
-        if (isinstance(components, dict) and "platform" in components) or spec.get("variant") in platform_variants:
+        variant = spec.get("variant")
+        if (isinstance(components, dict) and "platform" in components) or \
+                (isinstance(variant, str) and variant in platform_variants):
             yield Hit(f"The platform Package must be named {PLATFORM_PACKAGE} (found {e.name}).",
                       e, ("metadata", "name"))
 

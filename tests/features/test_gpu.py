@@ -246,10 +246,6 @@ def test_user_variants_folder_overrides_a_route_template(render_overlay, tmp_pat
              gpu={"variant": "default"}),
      "disabled wins"),
     (overlay(gpu={"variant": "default", "values": {"gpu-operator": {}}}), "gpu.values applies to"),
-    (overlay(platform={"variant": "isp-full-generic", "values": {"gpu": "on"}},
-             gpu={"variant": "default", "replaceDefaults": True}), "platform.values.gpu must be a mapping"),
-    (overlay(platform={"variant": "isp-full-generic", "values": {"bundles": {"iaas": "on"}}},
-             gpu={"variant": "default"}), "platform.values.bundles.iaas must be a mapping"),
 ])
 def test_overlay_contradictions_are_refused(render_overlay, data: dict[str, Any], needle: str) -> None:
     with pytest.raises(RenderError) as caught:
@@ -258,6 +254,20 @@ def test_overlay_contradictions_are_refused(render_overlay, data: dict[str, Any]
     assert finding.code == "OVL-GPU" and needle in finding.message
     assert finding.location is not None and finding.location.line > 0
     assert caught.value.exit_code == 3
+
+
+@pytest.mark.parametrize("data, needle", [
+    (overlay(platform={"variant": "isp-full-generic", "values": {"gpu": "on"}},
+             gpu={"variant": "default", "replaceDefaults": True}), "platform.values.gpu must be an object"),
+    (overlay(platform={"variant": "isp-full-generic", "values": {"bundles": {"iaas": "on"}}},
+             gpu={"variant": "default"}), "platform.values.bundles.iaas must be an object"),
+])
+def test_platform_values_the_gpu_route_writes_into_must_be_mappings(render_overlay, data: dict[str, Any],
+                                                                     needle: str) -> None:
+    with pytest.raises(RenderError) as caught:
+        render_overlay(data)
+    (finding,) = caught.value.findings
+    assert finding.code == "OVL-SCHEMA" and needle in finding.message
 
 
 def test_refusal_points_at_the_line_that_chose_the_variant(repo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
