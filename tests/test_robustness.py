@@ -119,9 +119,9 @@ def test_mutated_overlays_never_crash(seed: int, repo, capsys: pytest.CaptureFix
         (root / "base").mkdir(exist_ok=True)
         (root / "base" / "cluster.yaml").write_text(json.dumps(
             {**base, "platform": {**base["platform"], "values": mutate(base["platform"]["values"], rng)}}))
-        for attempt in (lambda: render(folder), lambda: check_command([folder])):
+        for attempt in (render, lambda path: check_command([path])):
             try:
-                attempt()
+                attempt(folder)
             except RenderError:
                 pass
     capsys.readouterr()

@@ -122,8 +122,8 @@ def module_source(schema: dict[str, Any], origin: str) -> str:
 def compiled_outputs(crd_files: dict[Path, bytes], core_files: dict[Path, bytes] | None = None) -> dict[Path, bytes]:
     """Validator modules: every CRD kind, and every core kind of the default Kubernetes version."""
     out: dict[Path, bytes] = {catalog.COMPILED_DIR / "__init__.py": (
-        '"""Generated validator modules (`python -m renderer.schemas.build`); imported one per kind present."""\n'
-    ).encode()}
+        b'"""Generated validator modules (`python -m renderer.schemas.build`); imported one per kind present."""\n'
+    )}
     for api_version, kind in sorted(catalog.CRD_KINDS):
         path = catalog.CRD_SCHEMA_DIR / catalog.catalog_path(api_version, kind)
         schema = json.loads(crd_files[path])
@@ -136,7 +136,7 @@ def compiled_outputs(crd_files: dict[Path, bytes], core_files: dict[Path, bytes]
     bundle = json.loads(gzip.decompress(raw))
     from renderer.schemas.convert import standalone
 
-    for (api_version, kind), sid in sorted(catalog.core_ids().items()):
+    for _gvk, sid in sorted(catalog.core_ids().items()):
         schema = standalone(bundle["kinds"][sid], bundle["definitions"])
         name = catalog.module_name(sid, version)
         origin = f"data/core/v{version}.json.gz ({sid})"

@@ -7,7 +7,7 @@ in memory once), error details after a fast validator said no, and ``schemas exp
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from renderer.schemas import catalog
@@ -15,7 +15,7 @@ from renderer.schemas import catalog
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 
 
-@lru_cache(maxsize=None)
+@cache
 def core_bundle(kubernetes_version: str) -> dict[str, Any]:
     import gzip
 
@@ -23,13 +23,13 @@ def core_bundle(kubernetes_version: str) -> dict[str, Any]:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
     path = catalog.CRD_SCHEMA_DIR / catalog.catalog_path(api_version, kind)
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_for(api_version: str, kind: str, kubernetes_version: str) -> dict[str, Any]:
     """The self-contained schema (no ``$schema``: kubeconform and we both default to draft-04)."""
     from renderer.schemas.convert import standalone
