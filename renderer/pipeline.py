@@ -200,11 +200,13 @@ def _check_object(obj: Any, where: Location | None) -> None:
 
 
 def _label(ctx: RenderContext) -> None:
-    # Packages the platform release also renders (Hubble patches, co-managed `packages:` entries)
-    # belong to Helm, which stamps app.kubernetes.io/managed-by: Helm on everything it renders and
-    # checks that label before adopting an object; claiming it would flip it on every sync and
-    # could break the platform release. They carry only our cluster label.
-    helm_owned = {name for name in _platform_rendered(ctx) if name != PLATFORM_PACKAGE}
+    # Packages the platform release renders (Hubble patches, co-managed `packages:` entries) belong
+    # to Helm, which stamps app.kubernetes.io/managed-by: Helm on everything it renders and checks
+    # that label before adopting an object; claiming it would flip it on every sync. The same goes
+    # for one we took over by disabling it (Hubble "own"): Helm created it, and it must still pass
+    # Helm's ownership check if the platform renders it again. They carry only our cluster label.
+    helm_owned = _platform_rendered(ctx, honour_disabled=True)
+    helm_created = _platform_rendered(ctx, honour_disabled=False)
     for e in ctx.objects:
         meta = e.obj.setdefault("metadata", {})
         if e.role == "package" and e.is_package() and e.name in helm_owned:
@@ -218,7 +220,7 @@ def _label(ctx: RenderContext) -> None:
             labels = {}
         elif not isinstance(labels, dict):
             raise fail("OVL-MANIFEST", f"{e.ref()}: metadata.labels must be a mapping", e.source)
-        if not (e.is_package() and e.name in helm_owned):
+        if not (e.is_package() and e.name in helm_created):
             labels[MANAGED_BY_LABEL] = MANAGED_BY
         labels[CLUSTER_LABEL] = ctx.overlay.name
         # Re-insert so metadata reads name, namespace, labels, annotations in a fixed order.
@@ -226,10 +228,17 @@ def _label(ctx: RenderContext) -> None:
         e.obj["metadata"] = _ordered_metadata(meta)
 
 
-def _platform_rendered(ctx: RenderContext) -> set[str]:
+def _platform_rendered(ctx: RenderContext, honour_disabled: bool) -> set[str]:
+    """Child Packages the platform release renders (or would, were none of them disabled)."""
     if not any(e.is_package() and e.name != PLATFORM_PACKAGE for e in ctx.objects):
         return set()
-    return set(ctx.platform_facts().rendered_packages)
+    facts = ctx.platform_facts()
+    if not honour_disabled and facts.disabled_packages:
+        from renderer.platform import PlatformFacts
+
+        bundles = {k: v for k, v in (ctx.platform_values.get("bundles") or {}).items() if k != "disabledPackages"}
+        facts = PlatformFacts(facts.catalogue, facts.variant, {**ctx.platform_values, "bundles": bundles})
+    return set(facts.rendered_packages) - {PLATFORM_PACKAGE}
 
 
 _METADATA_ORDER = ("name", "namespace", "labels", "annotations")
