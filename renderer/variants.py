@@ -1,9 +1,9 @@
-"""Variant data: the templates each feature choice renders, and the Package catalogue.
+"""Variant data: what each feature choice renders (YAML objects the features fill in), and the
+Package catalogue.
 
 The shipped folder is ``variants/`` (inside the wheel at ``renderer/variants``); ``--variants DIR``
-points at a user folder whose files override the shipped ones of the same relative path.
-Files ending in ``.j2`` go through the sandboxed Jinja2 environment first; plain ``.yaml`` files are
-data and never import jinja2.
+points at a user folder whose files override the shipped ones of the same relative path. User files
+are read like overlays: size, nesting and alias limits, and ``file:line:col`` in every error.
 
 Parsing the shipped YAML on every render costs more than the rest of the render (the catalogue alone
 takes ~25 ms through ruamel's constructor), so the shipped plain-YAML files are also kept parsed,
@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import Finding, Location, RenderError
+from renderer.errors import Finding, RenderError
 from renderer.tree import copy_tree
 
 
@@ -38,22 +38,20 @@ class Variants:
                 return base / relpath
         raise RenderError([Finding("VARIANTS", f"variant file {relpath} not found in {self.override or self.shipped}")])
 
-    def load(self, relpath: str, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """All YAML documents of a variant file, rendered with ``context`` when it is a template."""
-        return [copy_tree(d) for d in self._documents(relpath, context)]
+    def load(self, relpath: str) -> list[dict[str, Any]]:
+        """All YAML documents of a variant file (a copy the caller may change)."""
+        return [copy_tree(d) for d in self._documents(relpath)]
 
     def catalogue(self) -> dict[str, Any]:
-        return self._documents("catalogue.yaml", None)[0]
+        return self._documents("catalogue.yaml")[0]
 
-    def _documents(self, relpath: str, context: dict[str, Any] | None) -> list[Any]:
+    def _documents(self, relpath: str) -> list[Any]:
         path = self.find(relpath)
-        if relpath.endswith(".j2"):
-            return _load(str(path), _freeze(context))
-        if path.parent == self.shipped or self.shipped in path.parents:
+        if self.shipped in path.parents:
             bundled = _bundle().get(path.relative_to(self.shipped).as_posix())
             if bundled is not None:
                 return bundled
-        return _load(str(path), None)
+        return _load(str(path))
 
 
 BUNDLE = Path(__file__).resolve().parent / "data" / "variants.json"
@@ -75,35 +73,16 @@ def bundle_source() -> str:
 
     shipped = shipped_dir()
     files = sorted(p for p in shipped.rglob("*.yaml") if p.is_file())
-    data = {p.relative_to(shipped).as_posix(): _load.__wrapped__(str(p), None) for p in files}
+    data = {p.relative_to(shipped).as_posix(): _load.__wrapped__(str(p)) for p in files}
     return json.dumps(data, indent=None, separators=(",", ":")) + "\n"  # key order is output order
 
 
-def _freeze(value: Any) -> Any:
-    import json
-
-    return json.dumps(value, sort_keys=True)
-
-
 @lru_cache(maxsize=256)
-def _load(path: str, frozen_context: str | None) -> list[Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+def _load(path: str) -> list[Any]:
+    from renderer.yamlio import display_path, load_documents, read_text
 
-    text = Path(path).read_text(encoding="utf-8")
-    if frozen_context is not None:
-        import json
-
-        from renderer import templating
-
-        try:
-            text = templating.render_string(text, json.loads(frozen_context))
-        except templating.TemplateProblem as exc:
-            raise RenderError([Finding("VARIANTS", str(exc), Location(path))]) from None
-    try:
-        return [d for d in YAML(typ="safe").load_all(text) if d is not None]
-    except YAMLError as exc:
-        raise RenderError([Finding("VARIANTS", f"invalid YAML in variant file: {exc}", Location(path))]) from None
+    display = display_path(Path(path))
+    return [data for data, _ in load_documents(read_text(Path(path), display), display)]
 
 
 if __name__ == "__main__":

@@ -159,3 +159,14 @@ def test_packages_entry_tuning_a_platform_package_is_a_patch(repo) -> None:
     assert "app.kubernetes.io/managed-by" not in metallb["labels"]
     kuberture = by_name(objs, "cozystack.kuberture")["metadata"]  # optional, not enabled: ours alone
     assert "annotations" not in kuberture and kuberture["labels"]["app.kubernetes.io/managed-by"] == "cozy-render"
+
+
+def test_user_variant_files_are_read_like_overlays(tmp_path: Path) -> None:
+    from renderer.variants import Variants
+
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "facts.yaml").write_text("a: [1, 2\n")
+    with pytest.raises(RenderError) as info:
+        Variants(tmp_path).load("gpu/facts.yaml")
+    (finding,) = info.value.findings
+    assert finding.code == "OVL-YAML" and finding.location.path.endswith("gpu/facts.yaml") and finding.location.line
