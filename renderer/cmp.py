@@ -40,11 +40,27 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     return params
 
 
-def render_for_argocd(path: Path, params: dict[str, Any]) -> tuple[str, list[Finding], list[Path]]:
+def repository_root(app_dir: Path, source_path: str) -> Path | None:
+    """The checkout Argo CD unpacked: the working directory minus ARGOCD_APP_SOURCE_PATH.
+
+    Argo CD may leave .git out of the tarball (a recommended speed-up), so the usual root detection
+    can miss; this is exact. None when the working directory does not end with the source path.
+    """
+    parts = [p for p in Path(source_path).parts if p not in ("", ".", "/")]
+    if not parts or ".." in parts:
+        return None
+    app = app_dir.absolute()
+    if tuple(app.parts[-len(parts):]) != tuple(parts):
+        return None
+    return Path(*app.parts[:-len(parts)])
+
+
+def render_for_argocd(path: Path, params: dict[str, Any], root: Path | None = None) \
+        -> tuple[str, list[Finding], list[Path]]:
     from renderer import output
     from renderer.pipeline import render
 
-    result = render(path, extra_vars=params.get("vars") or None,
+    result = render(path, root=root, extra_vars=params.get("vars") or None,
                     kubernetes_version=params.get("kubernetes-version") or None)
     warnings = [f for f in result.findings if f.severity != ERROR]
     if params.get("strict") == "true" and warnings:

@@ -73,3 +73,31 @@ def test_kubernetes_version_parameter() -> None:
     assert ok.returncode == 0, ok.stderr
     bad = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "kubernetes-version", "string": "1.2"}])})
     assert bad.returncode == 3 and bad.stdout == "" and "no bundled schemas for Kubernetes '1.2'" in bad.stderr
+
+
+def test_root_comes_from_the_source_path_when_git_is_excluded(tmp_path: Path) -> None:
+    """Argo CD tarballs may exclude .git; the app path may not sit under clusters/ either."""
+    repo = tmp_path / "checkout"
+    (repo / "fleet" / "prod" / "c1").mkdir(parents=True)
+    (repo / "shared").mkdir()
+    (repo / "shared" / "base.yaml").write_text("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
+                                               "host: {os: apt}\nplatform: {variant: default}\n")
+    (repo / "fleet" / "prod" / "c1" / "cluster.yaml").write_text(
+        "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
+        "inherits: [../../../shared/base.yaml]\n")
+    app = repo / "fleet" / "prod" / "c1"
+    without = run(app)
+    assert without.returncode == 3 and "points outside the overlay repository" in without.stderr
+    ok = run(app, {"ARGOCD_APP_SOURCE_PATH": "fleet/prod/c1"})
+    assert ok.returncode == 0, ok.stderr
+    assert "name: cozystack.cozystack-platform" in ok.stdout
+
+
+def test_repository_root_needs_a_matching_source_path() -> None:
+    from renderer.cmp import repository_root
+
+    assert repository_root(Path("/tmp/x/a/b"), "a/b") == Path("/tmp/x")
+    assert repository_root(Path("/tmp/x/a/b"), "./a/b/") == Path("/tmp/x")
+    assert repository_root(Path("/tmp/x/a/b"), "c/b") is None
+    assert repository_root(Path("/tmp/x/a/b"), "../b") is None
+    assert repository_root(Path("/tmp/x/a/b"), "") is None
