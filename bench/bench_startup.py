@@ -158,6 +158,5 @@ def run(args: argparse.Namespace) -> None:
         write_section(SECTION, text)
 
 
-
 if __name__ == "__main__":
     main()

@@ -186,6 +186,5 @@ def main() -> None:
         write_section(SECTION, text)
 
 
-
 if __name__ == "__main__":
     main()
