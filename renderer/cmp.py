@@ -10,13 +10,20 @@ from renderer.errors import ERROR, Finding, RenderError, fail
 
 
 def parse_parameters(raw: str) -> dict[str, Any]:
-    """ARGOCD_APP_PARAMETERS: a JSON list of {name, string|array|map}; all leaf values are strings."""
+    """ARGOCD_APP_PARAMETERS: a JSON list of {name, string|array|map}; all leaf values are strings.
+
+    An Application with no plugin parameters sends ``null``: Argo CD marshals the empty
+    ``ApplicationSourcePluginParameters`` slice as JSON null (pkg/apis/application/v1alpha1/types.go,
+    argo-cd#11900). ``null``, an empty value and an unset variable all mean "no parameters".
+    """
     if not raw.strip():
         return {}
     try:
         items = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise fail("CMP-PARAMS", f"ARGOCD_APP_PARAMETERS is not JSON: {exc.msg}") from None
+    if items is None:
+        return {}
     if not isinstance(items, list):
         raise fail("CMP-PARAMS", "ARGOCD_APP_PARAMETERS must be a JSON list")
     params: dict[str, Any] = {}

@@ -101,3 +101,50 @@ def test_repository_root_needs_a_matching_source_path() -> None:
     assert repository_root(Path("/tmp/x/a/b"), "c/b") is None
     assert repository_root(Path("/tmp/x/a/b"), "../b") is None
     assert repository_root(Path("/tmp/x/a/b"), "") is None
+
+
+def _cmp_server_env(app: Path, source_path: str) -> dict[str, str]:
+    """The request environment argocd-cmp-server adds for an Application with no plugin parameters
+    (reposerver/repository/repository.go newEnv + getPluginParamEnvs): the empty parameter list is
+    marshalled as JSON null, and no PARAM_* variables are set."""
+    return {
+        "ARGOCD_APP_NAME": app.name,
+        "ARGOCD_APP_NAMESPACE": "cozy-system",
+        "ARGOCD_APP_PROJECT_NAME": "default",
+        "ARGOCD_APP_REVISION": "3c780acd417f086f8f18d040d0d7020ff55d3ba3",
+        "ARGOCD_APP_REVISION_SHORT": "3c780ac",
+        "ARGOCD_APP_REVISION_SHORT_8": "3c780acd",
+        "ARGOCD_APP_SOURCE_PATH": source_path,
+        "ARGOCD_APP_SOURCE_REPO_URL": "https://git.example.com/platform/clusters.git",
+        "ARGOCD_APP_SOURCE_TARGET_REVISION": "main",
+        "KUBE_VERSION": "1.33.4",
+        "KUBE_API_VERSIONS": "v1,v1/ConfigMap,cozystack.io/v1alpha1,cozystack.io/v1alpha1/Package",
+        "ARGOCD_APP_PARAMETERS": "null",
+    }
+
+
+def test_application_without_parameters_renders_every_sample(tmp_path: Path) -> None:
+    """argo-cd#11900: every parameterless Application sends ARGOCD_APP_PARAMETERS=null."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo / "overlays")  # no .git: Argo CD may leave it out of the tarball
+    clusters = sorted((repo / "overlays" / "clusters").iterdir())
+    assert clusters
+    for app in clusters:
+        proc = run(app, _cmp_server_env(app, f"overlays/clusters/{app.name}"))
+        assert proc.returncode == 0, (app.name, proc.stderr)
+        render = subprocess.run([sys.executable, "-m", "renderer", "render", str(app)], capture_output=True,
+                                text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+        assert render.returncode == 0, render.stderr
+        assert list(YAML(typ="safe").load_all(proc.stdout)) == list(YAML(typ="safe").load_all(render.stdout))
+
+
+def test_null_empty_and_unset_parameters_mean_none() -> None:
+    outputs = set()
+    for value in ("null", "", " ", None):
+        env = {} if value is None else {"ARGOCD_APP_PARAMETERS": value}
+        proc = run(APP, env)
+        assert proc.returncode == 0, (value, proc.stderr)
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
