@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import write_section  # noqa: E402 - bench/ is not a package
+from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Start-up: cold `render` vs kustomize"

@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import write_section  # noqa: E402 - bench/ is not a package
 from typing import Any
+
+from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Validation throughput"
@@ -83,14 +84,14 @@ def mix(size: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
     return objects, kinds
 
 
-def timed(fn, objects: list[dict[str, Any]]) -> float:  # noqa: ANN001
+def timed(fn, objects: list[dict[str, Any]]) -> float:
     start = time.perf_counter()
     for obj in objects:
         fn(obj)
     return time.perf_counter() - start
 
 
-def baseline_validators(objects: list[dict[str, Any]], version: str):  # noqa: ANN201
+def baseline_validators(objects: list[dict[str, Any]], version: str):
     try:
         from jsonschema import Draft4Validator
     except ImportError:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
 from renderer.errors import (
     ERROR,
@@ -79,7 +80,7 @@ def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
 
 def render_clusters(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
                     extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
-                    validator: str = "auto") -> list:  # noqa: ANN401
+                    validator: str = "auto") -> list:
     """Render every path; all failures are collected before raising. Warnings go to stderr."""
     results, warnings = _render_all(paths, variants, root, strict, extra_vars, kubernetes_version, validator)
     report(warnings)
@@ -88,7 +89,7 @@ def render_clusters(paths: list[Path], variants: Path | None, root: Path | None,
 
 def _render_all(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
                 extra_vars: dict[str, str] | None, kubernetes_version: str | None,
-                validator: str) -> tuple[list, list[Finding]]:  # noqa: ANN401
+                validator: str) -> tuple[list, list[Finding]]:
     from renderer.pipeline import render
 
     results, failures = [], []

@@ -20,8 +20,8 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 ENV = "COZY_RENDER_CACHE_DIR"
 _FORMAT = "cozy-render-cache-v1"

@@ -4,8 +4,9 @@ only place that prints or picks an exit code (see ``renderer.errors`` for the ta
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -158,9 +159,10 @@ def rules(rule_id: str | None) -> int:
         for r in registry.values():
             click.echo(f"{r.id:9} {r.severity:8} {r.summary}")
         return EXIT_OK
-    r = registry.get(rule_id.upper())
-    if r is None:
+    found = registry.get(rule_id.upper())
+    if found is None:
         raise RenderError([Finding("RULES", f"no rule {rule_id}; `cozy-render rules` lists them")], EXIT_INPUT)
+    r = found
     from renderer.rules.docs import explanation_text
 
     click.echo(f"{r.id} ({r.severity}): {r.summary}\n\n{explanation_text(r)}\n\nSources:")
@@ -170,8 +172,10 @@ def rules(rule_id: str | None) -> int:
 
 
 def _add_module_commands() -> None:
-    from renderer.commands import cmp  # noqa: F401 - importing it registers the cmp group in ALL
-    from renderer.commands import ALL
+    from renderer.commands import (
+        ALL,
+        cmp,  # noqa: F401 - importing it registers the cmp group in ALL
+    )
 
     for command in ALL:
         main.add_command(command)

@@ -13,7 +13,7 @@ import os
 import sys
 
 
-def _fast(argv: list[str]):  # noqa: ANN202
+def _fast(argv: list[str]):
     if argv == ["cmp", "generate"]:
         target = "."
     elif len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):

@@ -123,7 +123,7 @@ class RenderContext:
                 return e
         return None
 
-    def platform_facts(self):  # noqa: ANN201 - renderer.platform.PlatformFacts, imported lazily
+    def platform_facts(self):
         """What the platform chart will do with the platform values as the features have left them."""
         from renderer.platform import PlatformFacts
 

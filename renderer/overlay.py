@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Finding, Location, RenderError, fail
-from renderer.yamlio import Locations, Path_, display_path, load_documents, read_text
 from renderer.tree import copy_tree
+from renderer.yamlio import Locations, Path_, display_path, load_documents, read_text
 
 API_VERSION = "render.cozystack.io/v1alpha1"
 KIND = "ClusterOverlay"
@@ -50,9 +50,8 @@ class Overlay:
     def get(self, *path: Any, default: Any = None) -> Any:
         node: Any = self.data
         for key in path:
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+            if (isinstance(node, dict) and key in node) or in_list:
                 node = node[key]
             else:
                 return default
@@ -145,7 +144,8 @@ def merge_layer(base: dict[str, Any], locs: Locations, layer: dict[str, Any], la
             base[key] = merged
             if not isinstance(current, list):
                 _replace_locs(locs, here, {}, ())
-            locs.setdefault(here, layer_locs.get(there))
+            if there in layer_locs:
+                locs.setdefault(here, layer_locs[there])
             for i in range(len(value)):
                 _replace_locs(locs, here + (start + i,), layer_locs, there + (i,))
         elif isinstance(value, dict) and isinstance(current, dict):
@@ -199,7 +199,7 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
         if file in applied:
             return  # a diamond: a shared base is applied once, at its first position
         stack.append(file)
-        data, layer_locs, display = _load_layer(file, root)
+        data, layer_locs, _display = _load_layer(file, root)
         for i, raw in enumerate(data.get("inherits") or []):
             where = layer_locs.get(("inherits", i))
             apply(confine(raw, file.parent, root, where, "inherits entry"), where)

@@ -18,9 +18,9 @@ from renderer.model import (
     RenderResult,
 )
 from renderer.overlay import Overlay, confine, load_overlay
+from renderer.tree import copy_tree, helm_merge
 from renderer.variants import Variants
 from renderer.yamlio import display_path, load_documents, read_text
-from renderer.tree import copy_tree, helm_merge
 
 # Output order (documented in the README): Namespaces, CRDs, the platform Package, other Packages,
 # then everything else; ties broken by API group, kind, namespace, name.
@@ -150,7 +150,7 @@ def _emit_packages(ctx: RenderContext) -> None:
         if isinstance(spec.get("spec"), dict):
             # the full object form: packages.<name>: {apiVersion, kind, metadata, spec}
             spec = {**spec.pop("spec"), **spec}
-            spec_origin = base + ("spec",)
+            spec_origin: tuple[Any, ...] = base + ("spec",)
         else:
             spec_origin = base
         metadata["name"] = name

@@ -26,7 +26,7 @@ class PlatformFacts:
         self.values = values or {}
 
     @classmethod
-    def from_objects(cls, catalogue: dict[str, Any], objects: list[Any]) -> "PlatformFacts":
+    def from_objects(cls, catalogue: dict[str, Any], objects: list[Any]) -> PlatformFacts:
         for e in objects:
             if e.is_package(PLATFORM_PACKAGE):
                 spec = e.obj.get("spec") or {}
@@ -156,7 +156,7 @@ class PlatformFacts:
         return names
 
     @cached_property
-    def rendered_packages(self) -> dict[str, "RenderedPackage"]:
+    def rendered_packages(self) -> dict[str, RenderedPackage]:
         """The Packages the platform release renders under the effective values, by name.
 
         ``values`` holds the ``spec.components`` leaves the platform sets, only where they can be
@@ -285,7 +285,7 @@ STAGE_CNI_FALSE = ("false", "no", "off", "0")
 class RenderedPackage:
     """A Package the platform release renders: its variant and the component values it sets."""
 
-    __slots__ = ("name", "variant", "bundle", "values", "gate")
+    __slots__ = ("bundle", "gate", "name", "values", "variant")
 
     def __init__(self, name: str, variant: str, bundle: str, values: dict[tuple[str, ...], Any],
                  gate: str | None) -> None:

@@ -48,7 +48,7 @@ MAX_RESULT_CHARS = 1_000_000
 
 
 @lru_cache(maxsize=1)
-def _environment():  # noqa: ANN202
+def _environment():
     from jinja2 import StrictUndefined
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -57,12 +57,13 @@ def _environment():  # noqa: ANN202
 
         intercepted_binops = frozenset(["*", "**"])
 
-        def call_binop(self, context, operator, left, right):  # noqa: ANN001, ANN201
+        def call_binop(self, context, operator, left, right):
             if operator == "**" and isinstance(right, (int, float)) and abs(right) > 1000:
                 raise TemplateProblem("template refused: exponent too large")
             if operator == "*":
                 for seq, count in ((left, right), (right, left)):
-                    if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and len(seq) * count > MAX_RESULT_CHARS:
+                    sized = isinstance(seq, (str, list, tuple)) and isinstance(count, int)
+                    if sized and len(seq) * count > MAX_RESULT_CHARS:
                         raise TemplateProblem("template refused: result too large")
             return super().call_binop(context, operator, left, right)
 
@@ -72,7 +73,7 @@ def _environment():  # noqa: ANN202
 
 
 @lru_cache(maxsize=4096)
-def _compile(source: str):  # noqa: ANN202
+def _compile(source: str):
     return _environment().from_string(source)
 
 

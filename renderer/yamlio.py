@@ -10,10 +10,11 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from renderer.errors import Location, RenderError, Finding
+from renderer.errors import Finding, Location, RenderError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # A plain-data node budget per file: stops alias bombs ("billion laughs"), which are tiny on disk
@@ -186,13 +187,13 @@ _YAML11_AMBIGUOUS = re.compile(
 )
 
 
-def _dumper():  # noqa: ANN202
+def _dumper():
     """libyaml's emitter (ruamel's C extension) fed by a representer that keeps our key order."""
     from ruamel.yaml import YAML
     from ruamel.yaml.representer import SafeRepresenter
 
     class _Representer(SafeRepresenter):
-        def represent_str(self, data: str):  # noqa: ANN201
+        def represent_str(self, data: str):
             style = None
             if "\n" in data and _literal_ok(data):
                 style = "|"
@@ -200,7 +201,7 @@ def _dumper():  # noqa: ANN202
                 style = '"'
             return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
-        def represent_dict(self, data: dict):  # noqa: ANN201
+        def represent_dict(self, data: dict):
             return self.represent_mapping("tag:yaml.org,2002:map", data.items())
 
     _Representer.add_representer(str, _Representer.represent_str)

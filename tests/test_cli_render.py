@@ -155,7 +155,7 @@ def test_every_sample_validates_against_the_published_schema(cluster: str) -> No
 
     validator = jsonschema.Draft7Validator(schema())
     doc = YAML(typ="safe").load((OVERLAYS / "clusters" / cluster / "cluster.yaml").read_text())
-    partial = {k: v for k, v in doc.items()}
+    partial = dict(doc.items())
     errors = [e.message for e in validator.iter_errors(partial) if e.validator != "required"]
     assert errors == []
 

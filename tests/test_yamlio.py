@@ -34,7 +34,7 @@ def test_yaml_1_1_reading_for_manifests() -> None:
 
 
 def test_positions_of_values_and_keys() -> None:
-    ((data, locs),) = load_documents("a:\n  b: [1, 2]\n  c: x\n", "f.yaml")
+    ((_data, locs),) = load_documents("a:\n  b: [1, 2]\n  c: x\n", "f.yaml")
     assert str(locs[("a", "c")]) == "f.yaml:3:6"
     assert str(locs[("a", "c", KEY)]) == "f.yaml:3:3"
     assert str(locs[("a", "b", 1)]) == "f.yaml:2:10"

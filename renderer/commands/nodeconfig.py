@@ -19,7 +19,7 @@ _root_opt = click.option("--root", type=click.Path(file_okay=False, path_type=Pa
 _debug_opt = click.option("--debug", is_flag=True, help="Show a traceback on internal errors.")
 
 
-def _run(body, debug: bool) -> None:  # noqa: ANN001
+def _run(body, debug: bool) -> None:
     from renderer.app import execute
 
     execute(body, debug, passthrough=(click.exceptions.ClickException,))

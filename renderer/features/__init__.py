@@ -7,7 +7,7 @@ names to ``bundles.enabledPackages``/``disabledPackages`` and users can merge ov
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from renderer.features import gpu, hubble, vlans
 from renderer.model import RenderContext

@@ -32,10 +32,17 @@ from functools import lru_cache
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
-from renderer.model import ARGO_SYNC_OPTIONS, FLUX_PRUNE, OWNERSHIP_ANNOTATION, PACKAGE_API, PATCH_ANNOTATIONS, RenderContext
+from renderer.model import (
+    ARGO_SYNC_OPTIONS,
+    FLUX_PRUNE,
+    OWNERSHIP_ANNOTATION,
+    PACKAGE_API,
+    PATCH_ANNOTATIONS,
+    RenderContext,
+)
 from renderer.platform import PlatformFacts, go_truthy
-from renderer.yamlio import Path_
 from renderer.tree import copy_tree, helm_merge
+from renderer.yamlio import Path_
 
 NETWORKING = "cozystack.networking"
 CILIUM_VALUES = ("spec", "components", "cilium", "values", "cilium")

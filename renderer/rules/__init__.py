@@ -8,8 +8,9 @@ rule on a render result and turns hits into located findings.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from renderer.errors import ERROR, WARNING, Finding, Location
 from renderer.model import Emitted, RenderResult
@@ -41,7 +42,7 @@ class Rule(NamedTuple):
     summary: str
     explanation: str
     sources: tuple[str, ...]
-    check: Callable[["RuleContext"], Iterable[Hit]]
+    check: Callable[[RuleContext], Iterable[Hit]]
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -75,7 +76,7 @@ class RuleContext:
         self.result = result
 
     @property
-    def overlay(self):  # noqa: ANN201
+    def overlay(self):
         return self.result.overlay
 
     @property
@@ -86,7 +87,7 @@ class RuleContext:
         return [e for e in self.objects if e.is_package()]
 
     @cached_property
-    def variants(self):  # noqa: ANN201 - renderer.variants.Variants, imported lazily
+    def variants(self):
         """The variant data this render used: the shipped folder plus ``--variants``."""
         if self.result.variants is not None:
             return self.result.variants

@@ -7,7 +7,7 @@ committed page differs from what this produces.
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable
+from collections.abc import Iterable
 
 from renderer.rules import Rule
 

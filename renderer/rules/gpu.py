@@ -12,8 +12,9 @@ PLT-03 (an invalid ``bundles.iaas.gpuOperatorVariant``) lives with the platform 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any
 
 from renderer.errors import ERROR, WARNING
 from renderer.model import PLATFORM_PACKAGE, Emitted
@@ -145,7 +146,7 @@ class GpuView:
     def knob_keys(self) -> list[str]:
         """Forwarded knobs the user set, in either place."""
         platform_gpu = self.overlay.get("platform", "values", "gpu")
-        keys = set(k for k in KNOBS if self.overlay.get("gpu", k) is not None)
+        keys = {k for k in KNOBS if self.overlay.get("gpu", k) is not None}
         if isinstance(platform_gpu, dict):
             keys |= {k for k in KNOBS if platform_gpu.get(k) is not None}
         return [k for k in KNOBS if k in keys]
@@ -527,10 +528,10 @@ def gpu_14(ctx: RuleContext) -> Iterator[Hit]:
         if replace and not pci:
             yield Hit(f"{message} (gpu.replaceDefaults: true drops the NVIDIA table and no pciHostDevices are "
                       "listed)", **v.knob_at("replaceDefaults"))
-    elif v.facts.gpu_operator_variant == "vgpu":
-        if not pci and not mdev and (replace or v.knob("vgpuDeviceManager", "enabled") is not True):
-            yield Hit(f"{message} (vgpu: list SR-IOV VFs in gpu.permittedHostDevices.pciHostDevices, or set "
-                      "gpu.vgpuDeviceManager.enabled: true for mdev GPUs)", severity=WARNING, **v.chosen_at())
+    elif v.facts.gpu_operator_variant == "vgpu" and not pci and not mdev and \
+            (replace or v.knob("vgpuDeviceManager", "enabled") is not True):
+        yield Hit(f"{message} (vgpu: list SR-IOV VFs in gpu.permittedHostDevices.pciHostDevices, or set "
+                  "gpu.vgpuDeviceManager.enabled: true for mdev GPUs)", severity=WARNING, **v.chosen_at())
 
 
 @rule(
@@ -550,7 +551,8 @@ def gpu_15(ctx: RuleContext) -> Iterator[Hit]:
     v = _view(ctx)
     if not (v.bundle and v.facts.gpu_operator_variant == "default") or v.knob("replaceDefaults") is True:
         return
-    defaults = {d["pciVendorSelector"].upper(): d["resourceName"] for d in ctx.data("gpu/facts.yaml")["passthroughDefaults"]}
+    defaults = {d["pciVendorSelector"].upper(): d["resourceName"]
+                for d in ctx.data("gpu/facts.yaml")["passthroughDefaults"]}
     pci = v.knob("permittedHostDevices", "pciHostDevices")
     for i, entry in enumerate(pci if isinstance(pci, list) else []):
         selector = entry.get("pciVendorSelector") if isinstance(entry, dict) else None

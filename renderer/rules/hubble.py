@@ -8,7 +8,8 @@ release, is explained in ``renderer.features.hubble`` (PLT-11 is the platform ru
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from renderer.errors import ERROR, WARNING
 from renderer.features.hubble import HUBBLE_PATH, NETWORKING

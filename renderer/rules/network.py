@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from renderer.errors import ERROR, WARNING
 from renderer.features.vlans import NAD_API, NAD_KIND
@@ -112,7 +113,7 @@ def net_01(ctx: RuleContext) -> Iterator[Hit]:
             nad = nads.get((vm.namespace, name)) if isinstance(name, str) else None
             types = [p.get("type") for p in (_plugins(nad) or [])] if nad is not None else []
             bad = next((t for t in types if t in ("macvlan", "ipvlan")), None)
-            if bad:
+            if bad and nad is not None:
                 yield Hit(f"VM {vm.namespace}/{vm.name} attaches NAD {nad.name} of type {bad}: macvlan/ipvlan drop "
                           "replies to the guest MAC under KubeVirt bridge binding; use a bridge NAD.",
                           vm, ("spec", "networks", i, "name"))

@@ -9,7 +9,8 @@ full list are skipped instead of guessed.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from renderer.errors import ERROR, WARNING
 from renderer.model import PACKAGE_API, PLATFORM_PACKAGE, Emitted
@@ -82,7 +83,8 @@ def sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
 
 def _source_from_object(e: Emitted) -> PackageSourceInfo:
     info = PackageSourceInfo(e.name)
-    spec = e.obj.get("spec") if isinstance(e.obj.get("spec"), dict) else {}
+    raw_spec = e.obj.get("spec")
+    spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     for v in spec.get("variants") or []:
         if not isinstance(v, dict) or not isinstance(v.get("name"), str) or v["name"] in info.variants:
             continue  # the controller takes the first variant of a name (reference (a))

@@ -8,7 +8,8 @@ them: chart defaults, then the platform variant's values file, then the rendered
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
 from renderer.model import CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PACKAGE_API, PLATFORM_PACKAGE

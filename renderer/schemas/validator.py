@@ -14,7 +14,8 @@ skipped (as with ``-ignore-missing-schemas``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from fastjsonschema import JsonSchemaException, JsonSchemaValueException
 

@@ -124,7 +124,7 @@ def test_sample_vlan_apt_01_two_vlans_two_namespaces() -> None:
     got = sorted((n["metadata"]["namespace"], n["metadata"]["name"]) for n in nads(objects))
     assert got == [("tenant-example", "vlan100"), ("tenant-prod", "vlan100"), ("tenant-prod", "vlan200")]
     example = yaml(NAD_EXAMPLE)
-    first = [n for n in nads(objects) if n["metadata"]["namespace"] == "tenant-example"][0]
+    first = next(n for n in nads(objects) if n["metadata"]["namespace"] == "tenant-example")
     assert without_our_labels(first) == example
 
 

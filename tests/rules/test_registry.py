@@ -39,12 +39,12 @@ def test_run_rules_locates_hits_and_applies_severity_overrides(scratch_registry:
     package = next(e for e in result.objects if e.name == "cozystack.kuberture")
 
     @rule("BBB-02", ERROR, "s", "e", ["src"])
-    def second(ctx):  # noqa: ANN001, ANN202
+    def second(ctx):
         yield Hit("in the object", package, ("spec", "variant"))
         yield Hit("downgraded", package, ("spec", "variant"), severity=WARNING)
 
     @rule("BBB-01", WARNING, "s", "e", ["src"])
-    def first(ctx):  # noqa: ANN001, ANN202
+    def first(ctx):
         yield Hit("at an overlay path", overlay_path=("platform", "variant"))
         yield Hit("nowhere in particular")
 

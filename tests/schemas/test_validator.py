@@ -171,7 +171,7 @@ def test_kubeconform_naming() -> None:
 
 # --- cross-check: fastjsonschema code vs jsonschema's Draft4Validator -------------------------------
 
-def _reference_validator(obj: dict, version: str):  # noqa: ANN202
+def _reference_validator(obj: dict, version: str):
     from jsonschema import Draft4Validator
 
     schema = store.schema_for(obj["apiVersion"], obj["kind"], version)
