@@ -117,7 +117,7 @@ def explain(path: Path, key: str | None, root: Path | None) -> int:
     overlay = load_overlay(path, root)
     prefix = tuple(int(p) if p.isdigit() else p for p in key.split(".")) if key else ()
     if key and overlay.get(*prefix, default=KeyError) is KeyError:
-        raise RenderError([Finding("EXPLAIN", f"{key} is not set in the merged overlay", overlay.locate(()))])
+        raise RenderError([Finding("CLI-EXPLAIN", f"{key} is not set in the merged overlay", overlay.locate(()))])
     from renderer.yamlio import KEY, display_path
 
     click.echo(f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}")
@@ -161,7 +161,7 @@ def rules(rule_id: str | None) -> int:
         return EXIT_OK
     found = registry.get(rule_id.upper())
     if found is None:
-        raise RenderError([Finding("RULES", f"no rule {rule_id}; `cozy-render rules` lists them")], EXIT_INPUT)
+        raise RenderError([Finding("CLI-RULES", f"no rule {rule_id}; `cozy-render rules` lists them")], EXIT_INPUT)
     r = found
     from renderer.rules.docs import explanation_text
 
