@@ -122,7 +122,7 @@ def test_rules_lists_and_explains(cli) -> None:
     assert code == 0 and out.startswith("PLT-07 (warning): ") and "cozystack.bootbox" in out
     assert "Sources:" in out
     code, out, err = cli("rules", "PLT-99")
-    assert (code, out) == (3, "") and "error[RULES]: no rule PLT-99" in err
+    assert (code, out) == (3, "") and "error[CLI-RULES]: no rule PLT-99" in err
 
 
 def test_strict_help_is_documented(cli) -> None:
