@@ -1,0 +1,1 @@
+"""generated; regenerate with `python -m renderer.generate`"""

@@ -1,0 +1,258 @@
+"""Generate the platform catalogue of each vendored chart version from the chart itself.
+
+    python -m renderer.platform_chart.catalogue [--check]
+
+For every version under ``charts/``: every PackageSource in ``sources/*.yaml`` (variants, their
+components, which components install, ``dependsOn``), and every Package the bundle templates emit
+(``templates/bundles/*.yaml`` through the ``cozystack.platform.package*`` helpers in
+``_helpers.tpl``): its bundle, helper (default / optional / components), variant (a literal, or the
+chart expression that picks it), and the chain of ``if`` conditions it is emitted under, kept as the
+chart's own Go template text (``renderer.platform_chart.gotemplate`` evaluates it). Also the chart
+defaults and the variant values files, and the ``fail`` guards. The result is written to
+``renderer/_generated/platform/<version>.json``; ``--check`` exits 1 when a file is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from renderer.platform_chart import CHARTS, shipped_versions
+from renderer.platform_chart.gotemplate import Node, Unsupported, parse
+
+GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
+HELPERS = {
+    "cozystack.platform.package": "package",
+    "cozystack.platform.package.default": "default",
+    "cozystack.platform.package.optional": "optional",
+    "cozystack.platform.package.optional.default": "optional",
+}
+_ACTION = re.compile(r"{{-?\s*(.*?)\s*-?}}", re.S)
+_INCLUDE = re.compile(r'^include\s+"(?P<define>[^"]+)"\s+(?P<args>.*)$', re.S)
+_LIST_ARGS = re.compile(r'^\(list\s+"(?P<name>[^"]+)"(?:\s+(?P<variant>"[^"]*"|\$\w+))?(?P<rest>.*)\)$', re.S)
+_ASSIGN = re.compile(r"^(?P<var>\$\w+)\s*:=\s*(?P<expr>.*)$", re.S)
+_FAIL = re.compile(r'^fail\s+(?P<arg>"(?:[^"\\]|\\.)*"|\(printf .*\))$', re.S)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def scan_template(text: str, file: str) -> dict[str, Any]:
+    """Emissions, fail guards, includes of local defines and variable definitions in one template."""
+    defines: dict[str, list[dict[str, Any]]] = {}
+    top: list[dict[str, Any]] = []
+    variables: dict[str, str] = {}
+    # Each stack frame: (kind, condition text for this branch, previous branch conditions)
+    stack: list[tuple[str, str | None, list[str]]] = []
+    current_define: str | None = None
+
+    def conditions() -> list[str]:
+        out = []
+        for kind, cond, previous in stack:
+            if kind != "if":
+                continue
+            out.extend(f"not ({p})" for p in previous)
+            if cond is not None:
+                out.append(cond)
+        return out
+
+    for found in _ACTION.finditer(text):
+        action = found.group(1).strip()
+        if action.startswith("/*") or not action:
+            continue
+        line = _line_of(text, found.start())
+        target = defines[current_define] if current_define is not None else top
+        if action.startswith("define "):
+            current_define = action.split('"')[1]
+            defines[current_define] = []
+            stack.append(("define", None, []))
+            continue
+        if action.startswith("if "):
+            stack.append(("if", action[3:].strip(), []))
+            continue
+        if action.startswith("else if "):
+            kind, cond, previous = stack.pop()
+            stack.append(("if", action[8:].strip(), [*previous, cond or "true"]))
+            continue
+        if action == "else":
+            kind, cond, previous = stack.pop()
+            stack.append(("if", None, [*previous, cond or "true"]))
+            continue
+        if action.startswith(("range ", "with ")):
+            stack.append((action.split()[0], None, []))
+            continue
+        if action == "end":
+            kind, _, _ = stack.pop()
+            if kind == "define":
+                current_define = None
+            continue
+        assign = _ASSIGN.match(action)
+        if assign and current_define is None:
+            if assign["var"] != "$_":
+                variables.setdefault(assign["var"], assign["expr"].strip())
+            continue
+        failed = _FAIL.match(action)
+        if failed:
+            target.append({"fail": failed["arg"], "when": conditions(), "template": file, "line": line})
+            continue
+        include = _INCLUDE.match(action)
+        if include and current_define not in HELPERS:
+            define = include["define"]
+            args = include["args"].strip()
+            entry: dict[str, Any] = {"include": define, "when": conditions(), "template": file, "line": line}
+            if define in HELPERS:
+                listed = _LIST_ARGS.match(args)
+                if not listed:
+                    raise Unsupported(f"{file}:{line}: cannot read the arguments of {define}: {args}")
+                helper = HELPERS[define]
+                variant = listed["variant"]
+                if define.endswith(".default") or variant is None:
+                    variant_value: Any = "default"
+                elif variant.startswith('"'):
+                    variant_value = variant.strip('"') or "default"
+                else:
+                    variant_value = {"expr": variant}
+                entry.update(name=listed["name"], helper=helper, variant=variant_value,
+                             components=bool(listed["rest"].strip().replace("$", "", 1).strip()))
+            target.append(entry)
+    return {"defines": defines, "top": top, "variables": variables}
+
+
+def _expand(entries: list[dict[str, Any]], defines: dict[str, list[dict[str, Any]]], outer: list[str],
+            file: str) -> list[dict[str, Any]]:
+    out = []
+    for entry in entries:
+        when = outer + entry["when"]
+        if "fail" in entry:
+            out.append({**entry, "when": when})
+        elif "name" in entry:
+            out.append({**entry, "when": when, "template": entry["template"] if not outer else file})
+        elif entry["include"] in defines:
+            out.extend(_expand(defines[entry["include"]], defines, when, file))
+    return out
+
+
+def _resolve_variables(expr: str, variables: dict[str, str], depth: int = 0) -> str:
+    """Inline ``$var`` definitions so a condition stands alone (``$gpuEnabled`` in iaas.yaml)."""
+    if depth > 5:
+        raise Unsupported(f"variables nest too deep in {expr}")
+
+    def replace(found: re.Match[str]) -> str:
+        name = found.group(0)
+        if name == "$" or name not in variables:
+            return name
+        return "(" + _resolve_variables(variables[name], variables, depth + 1) + ")"
+
+    return re.sub(r"\$\w+", replace, expr)
+
+
+def _check_expr(expr: str) -> None:
+    parse(expr, {})
+
+
+def generate(chart: Path) -> dict[str, Any]:
+    """The catalogue of one chart folder (plain JSON data)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    helpers = scan_template((chart / "templates" / "_helpers.tpl").read_text(encoding="utf-8"), "_helpers.tpl")
+    emits: dict[str, list[dict[str, Any]]] = {}
+    guards: list[dict[str, Any]] = []
+    for template in sorted((chart / "templates" / "bundles").glob("*.yaml")):
+        file = f"templates/bundles/{template.name}"
+        scanned = scan_template(template.read_text(encoding="utf-8"), file)
+        defines = {**helpers["defines"], **scanned["defines"]}
+        variables = scanned["variables"]
+        for entry in _expand(scanned["top"], defines, [], file):
+            when = [_resolve_variables(c, variables) for c in entry["when"]]
+            for condition in when:
+                _check_expr(condition)
+            if "fail" in entry:
+                guards.append({"bundle": template.stem, "template": file, "line": entry["line"], "when": when,
+                               "message": entry["fail"]})
+                continue
+            variant = entry["variant"]
+            if isinstance(variant, dict):
+                variant = {"expr": _resolve_variables(variant["expr"], variables)}
+            emits.setdefault(entry["name"], []).append({
+                "bundle": template.stem, "template": file, "line": entry["line"], "helper": entry["helper"],
+                "variant": variant, "components": entry["components"], "when": when})
+    sources: dict[str, Any] = {}
+    for path in sorted((chart / "sources").glob("*.yaml")):
+        for doc in yaml.load_all(path.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict) or doc.get("kind") != "PackageSource":
+                continue
+            variants = {}
+            for variant in (doc.get("spec") or {}).get("variants") or []:
+                components = variant.get("components") or []
+                variants[variant["name"]] = {
+                    "dependsOn": list(variant.get("dependsOn") or []),
+                    "components": [c["name"] for c in components],
+                    "installed": [c["name"] for c in components if c.get("install") is not None],
+                }
+            sources[doc["metadata"]["name"]] = {"file": f"sources/{path.name}", "variants": variants}
+    values = {name: yaml.load((chart / name).read_text(encoding="utf-8")) or {}
+              for name in sorted(p.name for p in chart.glob("values*.yaml"))}
+    variant_values = {"default": {}}
+    for name, data in values.items():
+        if name.startswith("values-"):
+            variant_values[name[len("values-"):-len(".yaml")]] = data
+    return {
+        "generatedFrom": f"{chart.name} (python -m renderer.platform_chart.catalogue)",
+        "chartDefaults": values.get("values.yaml", {}),
+        "variantValues": variant_values,
+        "sources": sources,
+        "emits": dict(sorted(emits.items())),
+        "guards": guards,
+    }
+
+
+def generated_text(version: str) -> str:
+    return json.dumps(generate(CHARTS / version), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def stale_files() -> list[Path]:
+    """Generated files that differ from what the vendored charts give (or are missing / extra)."""
+    stale = []
+    versions = shipped_versions()
+    for version in versions:
+        target = GENERATED / f"{version}.json"
+        if not target.is_file() or target.read_text(encoding="utf-8") != generated_text(version):
+            stale.append(target)
+    stale.extend(p for p in GENERATED.glob("*.json") if p.stem not in versions)
+    return stale
+
+
+def write_all() -> list[Path]:
+    GENERATED.mkdir(parents=True, exist_ok=True)
+    written = []
+    for version in shipped_versions():
+        target = GENERATED / f"{version}.json"
+        target.write_text(generated_text(version), encoding="utf-8")
+        written.append(target)
+    for extra in GENERATED.glob("*.json"):
+        if extra.stem not in shipped_versions():
+            extra.unlink()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--check"]:
+        stale = stale_files()
+        for path in stale:
+            print(f"{path}: stale; run python -m renderer.platform_chart.catalogue", file=sys.stderr)
+        return 1 if stale else 0
+    for path in write_all():
+        print(f"wrote {path}")
+    return 0
+
+
+_ = Node
+
+if __name__ == "__main__":
+    sys.exit(main())

