@@ -1,17 +1,25 @@
 """What the platform chart will do with the values we render: the effective values and bundle facts.
 
-Effective values = chart defaults, then the platform variant's values file, then the rendered
-Package values (Helm semantics: maps merge, lists replace, null deletes). Features and rules ask
-these questions instead of re-reading raw overlay keys.
+Effective values = the chart version's values.yaml, then the platform variant's values file, then
+the rendered Package values (Helm semantics: maps merge, lists replace, null deletes). Which
+Packages the chart emits, with which variant and under which condition, is generated from the
+chart itself (``renderer.platform_chart.model``); values are read with Go template truthiness, as
+the chart reads them. Features and rules ask these questions instead of re-reading raw overlay keys.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from renderer.model import PLATFORM_PACKAGE
+from renderer.platform_chart.model import RenderedPackage, go_format
 from renderer.tree import helm_merge
+
+if TYPE_CHECKING:
+    from renderer.platform_chart.model import ChartModel, ChartProblem
+
+__all__ = ["PlatformFacts", "RenderedPackage", "go_format", "go_truthy", "helm_int", "helm_string", "leaves"]
 
 ISP_FULL_VARIANTS = ("isp-full", "isp-full-generic")
 # system.yaml networking variant per bundles.system.variant (reference (b)).
@@ -20,19 +28,37 @@ NETWORKING_VARIANT = {"isp-full": "kubeovn-cilium", "isp-full-generic": "kubeovn
 
 
 class PlatformFacts:
-    def __init__(self, catalogue: dict[str, Any], variant: str | None, values: dict[str, Any] | None) -> None:
+    """The platform chart's view of one cluster, for the chart ``version`` it runs.
+
+    Names, variants and emission conditions come from the catalogue generated from that chart
+    version (``renderer/_generated/platform/<version>.json``, ``renderer.platform_chart.model``);
+    component values the platform sets are modelled in ``_platform_values``. ``version`` defaults to
+    the shipped default (``renderer.platform_chart.DEFAULT_VERSION``).
+    """
+
+    def __init__(self, catalogue: dict[str, Any], variant: str | None, values: dict[str, Any] | None, *,
+                 version: str | None = None) -> None:
         self.catalogue = catalogue
         self.variant = variant or "default"
         self.values = values or {}
+        self.version = version
 
     @classmethod
-    def from_objects(cls, catalogue: dict[str, Any], objects: list[Any]) -> PlatformFacts:
+    def from_objects(cls, catalogue: dict[str, Any], objects: list[Any], *,
+                     version: str | None = None) -> PlatformFacts:
         for e in objects:
             if e.is_package(PLATFORM_PACKAGE):
                 spec = e.obj.get("spec") or {}
                 values = ((spec.get("components") or {}).get("platform") or {}).get("values")
-                return cls(catalogue, spec.get("variant"), values if isinstance(values, dict) else {})
-        return cls(catalogue, None, {})
+                return cls(catalogue, spec.get("variant"), values if isinstance(values, dict) else {},
+                           version=version)
+        return cls(catalogue, None, {}, version=version)
+
+    @cached_property
+    def chart(self) -> ChartModel:
+        from renderer.platform_chart.model import chart_model
+
+        return chart_model(self.version)
 
     @property
     def known_variant(self) -> bool:
@@ -40,21 +66,33 @@ class PlatformFacts:
 
     @cached_property
     def effective(self) -> dict[str, Any]:
+        """The chart defaults the rules reason about (catalogue ``platform.chartDefaults``), then the
+        variant's values file, then the Package values. Keys absent here were not set by anyone the
+        rules care about; ``chart_values`` has every default of the chart version."""
         platform = self.catalogue["platform"]
-        variant_values = platform["variantValues"].get(self.variant, {})
+        variant_values = self.chart.data["variantValues"].get(self.variant, {})
         return helm_merge(helm_merge(platform["chartDefaults"], variant_values), self.values)
 
+    @cached_property
+    def chart_values(self) -> dict[str, Any]:
+        """Exactly what the chart sees: values.yaml, values-<variant>.yaml, the Package values."""
+        return self.chart.effective_values(self.variant, self.values)
+
     def get(self, *path: str, default: Any = None) -> Any:
-        node: Any = self.effective
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                return default
-            node = node[key]
-        return node
+        return _walk(self.effective, path, default)
+
+    def chart_get(self, *path: str, default: Any = None) -> Any:
+        return _walk(self.chart_values, path, default)
+
+    def reads(self, dotted_path: str) -> bool:
+        """Whether this chart version reads a platform value at all (version-aware rules)."""
+        return self.chart.reads(dotted_path)
 
     @property
     def system_enabled(self) -> bool:
-        return self.get("bundles", "system", "enabled") is True
+        """Go template truthiness, as ``{{ if .Values.bundles.system.enabled }}`` reads it: a quoted
+        "true" (or "false"!) turns the bundle on."""
+        return go_truthy(self.get("bundles", "system", "enabled"))
 
     @property
     def system_variant(self) -> str:
@@ -67,7 +105,7 @@ class PlatformFacts:
     @property
     def iaas_renders(self) -> bool:
         """iaas.yaml renders (and its guards run) only when iaas is on; it fails unless system is on too."""
-        return self.get("bundles", "iaas", "enabled") is True
+        return go_truthy(self.get("bundles", "iaas", "enabled"))
 
     @property
     def iaas_valid(self) -> bool:
@@ -95,14 +133,12 @@ class PlatformFacts:
     @property
     def networking_variant(self) -> str | None:
         """Variant of the cozystack.networking Package the platform renders, or None when it renders none."""
-        if not self.system_enabled or self.is_disabled("cozystack.networking"):
-            return None
-        return NETWORKING_VARIANT.get(self.system_variant)
+        rendered = self.rendered_packages.get("cozystack.networking")
+        return rendered.variant if rendered is not None else None
 
     @property
     def multus_rendered(self) -> bool:
-        return self.system_enabled and self.system_variant in ISP_FULL_VARIANTS and \
-            not self.is_disabled("cozystack.multus")
+        return "cozystack.multus" in self.rendered_packages
 
     @property
     def gpu_operator_bundle_enabled(self) -> bool:
@@ -111,93 +147,50 @@ class PlatformFacts:
     @property
     def gpu_operator_variant(self) -> str:
         value = self.get("bundles", "iaas", "gpuOperatorVariant")
-        return "default" if value in (None, "") else str(value)
+        return "default" if not go_truthy(value) else go_format(value)
 
-    # ---- what the platform release renders (reference (b); names and variants from the catalogue) ----
+    # ---- what the platform release renders (generated from the chart version's templates) ----
 
     def bundle_renders(self, bundle: str) -> bool:
         """Whether the bundle's template emits Packages (its fail guards pass; PLT-04/05/06 otherwise)."""
         if bundle == "system":
-            return self.system_enabled and self.system_variant in self._renders("system").get("perVariant", {})
+            return self.system_enabled and self.system_variant in SYSTEM_VARIANTS
         if bundle == "iaas":
             return self.iaas_valid
         if bundle in ("paas", "naas"):
-            return self.get("bundles", bundle, "enabled") is True and self.system_enabled and \
+            return go_truthy(self.get("bundles", bundle, "enabled")) and self.system_enabled and \
                 self.system_variant in SYSTEM_VARIANTS
         return False
 
-    def _renders(self, bundle: str) -> dict[str, Any]:
-        return (self.catalogue["platform"].get("renders") or {}).get(bundle) or {}
-
     def optional_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits only from enabledPackages (optional helper, gates, gpu-operator)."""
-        spec = self._renders(bundle)
-        names = list(spec.get("optional") or []) + list(spec.get("gates") or {})
-        if spec.get("gpuOperator"):
-            names.append(spec["gpuOperator"])
-        return names
+        return self.chart.optional_packages(bundle)
 
     def default_packages(self, bundle: str) -> list[str]:
-        """Names the bundle emits through the default helper on any of its variants (ignore enabledPackages)."""
-        spec = self._renders(bundle)
-        names = dict(spec.get("common") or {})
-        for per_variant in (spec.get("perVariant") or {}).values():
-            names.update(per_variant or {})
-        return list(names)
+        """Names the bundle emits whatever enabledPackages says (only disabledPackages affects them)."""
+        return self.chart.default_packages(bundle)
 
     def known_platform_names(self) -> set[str]:
-        """Every name some configuration of the platform may render (for PLT-09 and PLT-08)."""
-        names: set[str] = set()
-        for bundle in BUNDLES:
-            names.update(self.default_packages(bundle))
-            names.update(self.optional_packages(bundle))
-            for emitted in (self._renders(bundle).get("gates") or {}).values():
-                names.update(emitted)
-        return names
+        """Every name some configuration of this chart version may render (for PLT-09 and PLT-08)."""
+        return set(self.chart.emits)
 
     @cached_property
+    def _evaluated(self) -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
+        return self.chart.evaluate(self.chart_values, self._platform_values)
+
+    @property
     def rendered_packages(self) -> dict[str, RenderedPackage]:
         """The Packages the platform release renders under the effective values, by name.
 
         ``values`` holds the ``spec.components`` leaves the platform sets, only where they can be
-        decided offline (reference (b) "Other Packages the platform renders with spec.components").
-        Names the reference does not list (keycloak, capi-*, paas) are absent.
+        decided offline (the isp-full-generic endpoint and CIDRs come from a ConfigMap in the cluster).
         """
-        out: dict[str, RenderedPackage] = {}
-        disabled = set(self.disabled_packages)
-        enabled = set(self.enabled_packages)
-        for bundle in BUNDLES:
-            if not self.bundle_renders(bundle):
-                continue
-            spec = self._renders(bundle)
-            entries = dict(spec.get("common") or {})
-            entries.update((spec.get("perVariant") or {}).get(self.system_variant) or {})
-            for name, entry in entries.items():
-                entry = entry or {}
-                if name in disabled or ("when" in entry and not go_truthy(self.get(*entry["when"].split(".")))):
-                    continue
-                variant = self._choose_variant(entry.get("variant"))
-                out[name] = RenderedPackage(name, variant, bundle, self._platform_values(name), None)
-            for name in spec.get("optional") or []:
-                if name in enabled and name not in disabled:
-                    out[name] = RenderedPackage(name, "default", bundle, {}, name)
-            # The bootbox gate reads only enabledPackages; each emitted name obeys disabledPackages alone.
-            for gate, emitted in (spec.get("gates") or {}).items():
-                if gate in enabled:
-                    for name in emitted:
-                        if name not in disabled:
-                            out[name] = RenderedPackage(name, "default", bundle, {}, gate)
-            gpu = spec.get("gpuOperator")
-            if gpu and gpu in enabled and gpu not in disabled:
-                out[gpu] = RenderedPackage(gpu, self.gpu_operator_variant, bundle, {}, gpu)
-        return out
+        return self._evaluated[0]
 
-    def _choose_variant(self, variant: Any) -> str:
-        if isinstance(variant, dict):
-            chosen = variant.get("then") if go_truthy(self.get(*str(variant["when"]).split("."))) \
-                else variant.get("else")
-            return str(chosen)
-        return str(variant or "default")
+    @property
+    def chart_problems(self) -> list[ChartProblem]:
+        """Where the chart itself would fail on these values (fail guards and Go template errors)."""
+        return self._evaluated[1]
 
     def stage_cni_plugins(self) -> tuple[bool | None, bool]:
         """(value the platform renders for multus stageCniPlugins, whether the set value is readable).
@@ -209,7 +202,7 @@ class PlatformFacts:
         networking = self.get("networking")
         if not isinstance(networking, dict) or networking.get("stageCniPlugins") is None:
             return True, True
-        text = helm_string(networking["stageCniPlugins"]).lower()
+        text = go_format(networking["stageCniPlugins"]).lower()
         if text in STAGE_CNI_TRUE:
             return True, True
         if text in STAGE_CNI_FALSE:
@@ -224,12 +217,12 @@ class PlatformFacts:
             # system.yaml: isp-full fixes the Talos endpoint; generic reads a ConfigMap at reconcile
             # time for the endpoint and CIDRs, which cannot be known offline.
             cilium: dict[str, Any] = {"cgroup": {"autoMount": {"enabled": generic}}}
-            if self.get("gateway", "http2") is not None:
-                cilium["gatewayAPI"] = {"enableAlpn": self.get("gateway", "http2")}
+            if self.reads("gateway.http2") and self.chart_get("gateway", "http2") is not None:
+                cilium["gatewayAPI"] = {"enableAlpn": self.chart_get("gateway", "http2")}
             kubeovn: dict[str, Any] = {}
             if self.system_variant == "isp-full":
                 cilium.update(k8sServiceHost="localhost", k8sServicePort="7445")
-                ipv4 = {key: self.get("networking", source) for key, source in
+                ipv4 = {key: self.chart_get("networking", source) for key, source in
                         (("POD_CIDR", "podCIDR"), ("POD_GATEWAY", "podGateway"),
                          ("SVC_CIDR", "serviceCIDR"), ("JOIN_CIDR", "joinCIDR"))}
                 ipv4 = {k: v for k, v in ipv4.items() if v is not None}
@@ -237,13 +230,15 @@ class PlatformFacts:
                     kubeovn["ipv4"] = ipv4
             if generic:
                 kubeovn["MASTER_NODES_LABEL"] = "node-role.kubernetes.io/control-plane=true"
-            if self.get("networking", "encryption", "enabled") is True:
+            encryption = self.chart_get("networking", "encryption")
+            if self.reads("networking.encryption") and isinstance(encryption, dict) and \
+                    go_truthy(encryption.get("enabled")):
                 kubeovn["func"] = {"ENABLE_OVN_IPSEC": True}
             if self.system_variant in ISP_FULL_VARIANTS:
                 rendered = {"cilium": {"values": {"cilium": cilium}}}
                 if kubeovn:
                     rendered["kubeovn"] = {"values": {"kube-ovn": kubeovn}}
-        elif name == "cozystack.multus":
+        elif name == "cozystack.multus" and self.reads("networking.stageCniPlugins"):
             value, readable = self.stage_cni_plugins()
             if readable:
                 rendered = {"multus": {"values": {"stageCniPlugins": value}}}
@@ -253,26 +248,59 @@ class PlatformFacts:
             if generic:
                 rendered["cozystack-api"] = {"values": {"cozystackAPI": {
                     "nodeSelector": {"node-role.kubernetes.io/control-plane": "true"}}}}
-            if go_truthy(self.get("telemetry", "disabled")):
+            if self.reads("telemetry.disabled") and go_truthy(self.chart_get("telemetry", "disabled")):
                 rendered["cozystack-controller"] = {"values": {"cozystackController": {"disableTelemetry": True}}}
         elif name == "cozystack.tenant-application":
-            oidc = "true" if go_truthy(self.get("authentication", "oidc", "enabled")) else "false"
+            oidc = "true" if go_truthy(self.chart_get("authentication", "oidc", "enabled")) else "false"
             rendered = {"tenant": {"values": {"_cluster": {"oidc-enabled": oidc}}}}
         elif name == "cozystack.monitoring-agents":
             rendered = {"monitoring-agents": {"values": {"global": {"target": "tenant-root"}}}}
         elif name == "cozystack.backupstrategy-controller":
-            storage = self.get("backupStorage")
+            storage = self.chart_get("backupStorage")
             if go_truthy(storage):
                 rendered = {"backupstrategy-controller": {"values": {"backupStorage": storage}}}
         elif name == "cozystack.kubevirt":
-            # iaas.yaml: (.Values.resources.cpuAllocationRatio | int) when truthy. The GPU wiring the
-            # same Package carries is the GPU rules' concern (GPU-14..18).
-            ratio = helm_int(self.get("resources", "cpuAllocationRatio"))
+            # iaas.yaml: (.Values.resources.cpuAllocationRatio | int) when truthy, plus the GPU wiring
+            # when gpu-operator is bundle-enabled: a hand-written pciHostDevices list replaces the
+            # platform's (lists replace), so it is a conflict (PLT-11), not an addition.
+            kubevirt: dict[str, Any] = {}
+            ratio = helm_int(self.chart_get("resources", "cpuAllocationRatio"))
             if ratio:
-                rendered = {"kubevirt": {"values": {"cpuAllocationRatio": ratio}}}
-        # cozystack.ouroboros (proxy target from the ingress name) and the gpu-operator vgpu knobs are
-        # left out: the first's source key is not in the reference, the second is GPU-11/GPU-17's.
+                kubevirt["cpuAllocationRatio"] = ratio
+            kubevirt.update(self._gpu_wiring())
+            if kubevirt:
+                rendered = {"kubevirt": {"values": kubevirt}}
+        elif name == "cozystack.ouroboros":
+            # system.yaml: the proxy target is the host ingress-nginx Service of publishing.ingressName.
+            namespace = self.chart_get("publishing", "ingressName")
+            namespace = namespace if go_truthy(namespace) else "tenant-root"
+            namespace = go_format(namespace)
+            service = (namespace[len("tenant-"):] if namespace.startswith("tenant-") else namespace) + \
+                "-ingress-controller"
+            rendered = {"ouroboros": {"values": {"ouroboros": {"proxy": {"target": {
+                "namespace": namespace, "serviceName": service}}}}}}
+        # The gpu-operator vgpu knobs are GPU-11/GPU-17's.
         return leaves(rendered)
+
+    def _gpu_wiring(self) -> dict[str, Any]:
+        """iaas.yaml's KubeVirt GPU wiring when gpu-operator is bundle-enabled (lists, compared whole)."""
+        if not self.gpu_operator_bundle_enabled:
+            return {}
+        gpu = self.chart_get("gpu")
+        gpu = gpu if isinstance(gpu, dict) else {}
+        permitted_raw = gpu.get("permittedHostDevices")
+        permitted: dict[str, Any] = permitted_raw if isinstance(permitted_raw, dict) else {}
+        user_pci = permitted.get("pciHostDevices") or []
+        replace = go_truthy(gpu.get("replaceDefaults"))
+        wiring: dict[str, Any] = {"extraFeatureGates": ["HostDevices"]}
+        if self.gpu_operator_variant == "default":
+            defaults = (self.chart.data["files"].get("files/gpu-passthrough-defaults.yaml") or {})
+            pci = ([] if replace else list(defaults.get("pciHostDevices") or [])) + list(user_pci)
+            if pci:
+                wiring["permittedHostDevices"] = {"pciHostDevices": pci}
+        elif user_pci:
+            wiring["permittedHostDevices"] = {"pciHostDevices": list(user_pci)}
+        return wiring
 
 
 BUNDLES = ("system", "iaas", "paas", "naas")
@@ -282,21 +310,12 @@ STAGE_CNI_TRUE = ("true", "yes", "on", "1")
 STAGE_CNI_FALSE = ("false", "no", "off", "0")
 
 
-class RenderedPackage:
-    """A Package the platform release renders: its variant and the component values it sets."""
-
-    __slots__ = ("bundle", "gate", "name", "values", "variant")
-
-    def __init__(self, name: str, variant: str, bundle: str, values: dict[tuple[str, ...], Any],
-                 gate: str | None) -> None:
-        self.name = name
-        self.variant = variant
-        self.bundle = bundle
-        self.values = values  # leaf path under spec.components -> value
-        self.gate = gate  # the enabledPackages entry that makes it render, for optional packages
-
-    def __repr__(self) -> str:
-        return f"RenderedPackage({self.name!r}, {self.variant!r}, {self.bundle!r})"
+def _walk(node: Any, path: tuple[str, ...], default: Any) -> Any:
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return default
+        node = node[key]
+    return node
 
 
 def leaves(tree: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:

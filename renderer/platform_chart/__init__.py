@@ -15,9 +15,10 @@ from renderer.codes import Code
 from renderer.errors import ERROR, WARNING
 
 CHARTS = Path(__file__).parent / "charts"
-# The latest Cozystack release: what real clusters run. main-3c780ac is what the domain reference
-# was written from; pick it with platform.version.
-DEFAULT_VERSION = "v1.6.2"
+# What the domain reference, the rules and the features (Hubble own mode rebuilds cozystack.networking
+# as this chart renders it) were written and verified against. Clusters on the latest release say
+# `platform.version: v1.6.2`; making that the default needs the features to become version-aware.
+DEFAULT_VERSION = "main-3c780ac"
 SHIPPED_VERSIONS = ("v1.6.2", "main-3c780ac")
 
 CODES: list[Code] = [

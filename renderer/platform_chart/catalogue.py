@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer.platform_chart import CHARTS, shipped_versions
-from renderer.platform_chart.gotemplate import Node, Unsupported, parse
+from renderer.platform_chart.gotemplate import Unsupported, parse
 
 GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
 HELPERS = {
@@ -51,7 +51,7 @@ def scan_template(text: str, file: str) -> dict[str, Any]:
     current_define: str | None = None
 
     def conditions() -> list[str]:
-        out = []
+        out: list[str] = []
         for kind, cond, previous in stack:
             if kind != "if":
                 continue
@@ -72,11 +72,14 @@ def scan_template(text: str, file: str) -> dict[str, Any]:
             stack.append(("define", None, []))
             continue
         if action.startswith("if "):
+            target.append({"check": action[3:].strip(), "when": conditions(), "template": file, "line": line})
             stack.append(("if", action[3:].strip(), []))
             continue
         if action.startswith("else if "):
             kind, cond, previous = stack.pop()
-            stack.append(("if", action[8:].strip(), [*previous, cond or "true"]))
+            stack.append(("if", None, [*previous, cond or "true"]))
+            target.append({"check": action[8:].strip(), "when": conditions(), "template": file, "line": line})
+            stack[-1] = ("if", action[8:].strip(), [*previous, cond or "true"])
             continue
         if action == "else":
             kind, cond, previous = stack.pop()
@@ -123,16 +126,18 @@ def scan_template(text: str, file: str) -> dict[str, Any]:
 
 
 def _expand(entries: list[dict[str, Any]], defines: dict[str, list[dict[str, Any]]], outer: list[str],
-            file: str) -> list[dict[str, Any]]:
-    out = []
+            file: str, call_line: int | None = None) -> list[dict[str, Any]]:
+    """Inline includes of local defines; their entries take the include's file and line (helm
+    executes them there)."""
+    out: list[dict[str, Any]] = []
     for entry in entries:
         when = outer + entry["when"]
-        if "fail" in entry:
-            out.append({**entry, "when": when})
-        elif "name" in entry:
-            out.append({**entry, "when": when, "template": entry["template"] if not outer else file})
+        placed = {"template": file, "line": call_line} if call_line is not None else {}
+        if "fail" in entry or "check" in entry or "name" in entry:
+            out.append({**entry, "when": when, **placed})
         elif entry["include"] in defines:
-            out.extend(_expand(defines[entry["include"]], defines, when, file))
+            out.extend(_expand(defines[entry["include"]], defines, when, file,
+                               call_line if call_line is not None else entry["line"]))
     return out
 
 
@@ -162,6 +167,8 @@ def generate(chart: Path) -> dict[str, Any]:
     helpers = scan_template((chart / "templates" / "_helpers.tpl").read_text(encoding="utf-8"), "_helpers.tpl")
     emits: dict[str, list[dict[str, Any]]] = {}
     guards: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
+    unmodelled: list[dict[str, Any]] = []
     for template in sorted((chart / "templates" / "bundles").glob("*.yaml")):
         file = f"templates/bundles/{template.name}"
         scanned = scan_template(template.read_text(encoding="utf-8"), file)
@@ -169,11 +176,28 @@ def generate(chart: Path) -> dict[str, Any]:
         variables = scanned["variables"]
         for entry in _expand(scanned["top"], defines, [], file):
             when = [_resolve_variables(c, variables) for c in entry["when"]]
+            if "check" in entry:
+                # Every `if` the chart evaluates: the model replays the ones it can read to find
+                # Go template errors (a field walk through a bool, eq across kinds, dig on a bool).
+                expr = _resolve_variables(entry["check"], variables)
+                try:
+                    for condition in [*when, expr]:
+                        _check_expr(condition)
+                except Unsupported as exc:
+                    unmodelled.append({"template": file, "line": entry["line"], "expr": entry["check"],
+                                       "why": str(exc)})
+                    continue
+                checks.append({"bundle": template.stem, "template": file, "line": entry["line"], "when": when,
+                               "expr": expr})
+                continue
             for condition in when:
                 _check_expr(condition)
             if "fail" in entry:
+                message = entry["fail"]
+                if message.startswith("(printf"):
+                    message = _resolve_variables(message, variables)
                 guards.append({"bundle": template.stem, "template": file, "line": entry["line"], "when": when,
-                               "message": entry["fail"]})
+                               "message": message})
                 continue
             variant = entry["variant"]
             if isinstance(variant, dict):
@@ -197,7 +221,7 @@ def generate(chart: Path) -> dict[str, Any]:
             sources[doc["metadata"]["name"]] = {"file": f"sources/{path.name}", "variants": variants}
     values = {name: yaml.load((chart / name).read_text(encoding="utf-8")) or {}
               for name in sorted(p.name for p in chart.glob("values*.yaml"))}
-    variant_values = {"default": {}}
+    variant_values: dict[str, Any] = {"default": {}}
     for name, data in values.items():
         if name.startswith("values-"):
             variant_values[name[len("values-"):-len(".yaml")]] = data
@@ -208,7 +232,48 @@ def generate(chart: Path) -> dict[str, Any]:
         "sources": sources,
         "emits": dict(sorted(emits.items())),
         "guards": guards,
+        "checks": checks,
+        "unmodelledChecks": unmodelled,
+        "anchors": _anchors(chart),
+        "reads": _reads(chart),
+        "files": {f"files/{p.name}": yaml.load(p.read_text(encoding="utf-8"))
+                  for p in sorted((chart / "files").glob("*.yaml"))},
     }
+
+
+# Template spots the model checks by hand (values the chart converts, not tests): marker -> where.
+ANCHOR_MARKERS = (
+    "urlParse $apiServerEndpoint",
+    'ternary "true" "false" .Values.authentication.oidc.enabled',
+    'include "cozystack.platform.stageCniPlugins"',
+)
+
+
+def _anchors(chart: Path) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for template in sorted((chart / "templates" / "bundles").glob("*.yaml")):
+        for number, text in enumerate(template.read_text(encoding="utf-8").splitlines(), 1):
+            for marker in ANCHOR_MARKERS:
+                if marker in text:
+                    out.setdefault(marker, []).append({"template": f"templates/bundles/{template.name}",
+                                                       "line": number, "col": text.index(marker) + 1})
+    return out
+
+
+def _reads(chart: Path) -> list[str]:
+    """Every platform value path the bundle templates and helpers read (``.Values.a.b``, ``dig``)."""
+    found: set[str] = set()
+    files = [chart / "templates" / "_helpers.tpl", *sorted((chart / "templates" / "bundles").glob("*.yaml"))]
+    for file in files:
+        text = "\n".join(line for line in file.read_text(encoding="utf-8").splitlines()
+                         if not line.lstrip().startswith(("{{/*", "{{- /*")))
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        for match in re.finditer(r"\.Values((?:\.[A-Za-z_][\w-]*)+)", text):
+            found.add(match.group(1).lstrip("."))
+        for match in re.finditer(r'dig((?:\s+"[^"]+")+)\s+\S+\s+\(?\$?\w*\.Values((?:\.[A-Za-z_]\w*)*)', text):
+            keys = re.findall(r'"([^"]+)"', match.group(1))
+            found.add(".".join([p for p in match.group(2).split(".") if p] + keys))
+    return sorted(found)
 
 
 def generated_text(version: str) -> str:
@@ -252,7 +317,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-_ = Node
 
 if __name__ == "__main__":
     sys.exit(main())

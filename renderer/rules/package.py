@@ -43,12 +43,32 @@ class PackageSourceInfo:
         self.partial_components = partial_components
 
 
+def platform_version(ctx: RuleContext) -> str:
+    """The platform chart version the cluster runs (overlay ``platform.version``)."""
+    from renderer.platform_chart import DEFAULT_VERSION
+
+    version = ctx.overlay.get("platform", "version") if ctx.overlay is not None else None
+    return str(version) if isinstance(version, str) and version else DEFAULT_VERSION
+
+
 def catalogue(ctx: RuleContext) -> dict[str, Any]:
-    return ctx.catalogue
+    """The shipped catalogue with the PackageSources of the cluster's chart version (generated)."""
+    cached = ctx.__dict__.get("_versioned_catalogue")
+    if cached is None:
+        from renderer.platform_chart.model import versioned_catalogue
+
+        cached = versioned_catalogue(ctx.catalogue, platform_version(ctx))
+        ctx.__dict__["_versioned_catalogue"] = cached
+    return cached
 
 
 def facts(ctx: RuleContext) -> PlatformFacts:
-    return ctx.facts
+    """What the cluster's chart version does with its platform values."""
+    cached = ctx.__dict__.get("_versioned_facts")
+    if cached is None:
+        cached = PlatformFacts.from_objects(catalogue(ctx), ctx.objects, version=platform_version(ctx))
+        ctx.__dict__["_versioned_facts"] = cached
+    return cached
 
 
 def platform_package(ctx: RuleContext) -> Emitted | None:

@@ -303,8 +303,7 @@ def plt_08(ctx: RuleContext) -> Iterator[Hit]:
     enabled = _user_list(ctx, "enabledPackages")
     if enabled is None:
         return
-    platform = catalogue(ctx)["platform"]
-    shipped = ((platform["variantValues"].get(f.variant) or {}).get("bundles") or {}).get("enabledPackages") or []
+    shipped = ((f.chart.data["variantValues"].get(f.variant) or {}).get("bundles") or {}).get("enabledPackages") or []
     optional = {name: bundle for bundle in ("system", "iaas", "paas", "naas") for name in f.optional_packages(bundle)}
     defaults = {name for bundle in ("system", "iaas", "paas", "naas") for name in f.default_packages(bundle)}
     seen: set[Any] = set()

@@ -204,12 +204,23 @@ def test_pkg04_passes(repo) -> None:
     packages:
       cozystack.multus: {variant: default}
       cozystack.networking: {components: {cilium: {values: {cilium: {hubble: {enabled: true}}}}}}
-      cozystack.metallb: {variant: frr-only}
       acme.widgets: {variant: default}
     manifests: [source.yaml]
     """
-    # networking keeps the platform's variant; metallb's variant list is partial, so it is not judged.
+    # networking keeps the platform's variant.
     assert run(repo, "PKG-04", body, {"source.yaml": SOURCE.format(namespace="")}) == []
+
+
+def test_pkg04_knows_every_packagesource_of_the_chart(repo) -> None:
+    """The catalogue is generated from the chart's sources/: no partial variant lists remain."""
+    body = """\
+    platform: {variant: isp-full}
+    packages:
+      cozystack.mariadb-operator: {variant: galera}
+    """
+    (finding,) = run(repo, "PKG-04", body)
+    assert finding.severity == ERROR
+    assert finding.message.startswith("Variant galera not found in PackageSource cozystack.mariadb-operator")
 
 
 def test_pkg04_checks_variants_of_a_packagesource_in_the_render(repo) -> None:
@@ -266,7 +277,7 @@ def test_pkg06_passes_and_skips_partial_component_lists(repo) -> None:
     platform: {variant: isp-full}
     packages:
       cozystack.multus: {variant: default, components: {multus: {values: {}}}}
-      cozystack.metallb: {variant: default, components: {speaker: {values: {}}}}
+      cozystack.metallb: {variant: default, components: {metallb: {values: {}}}}
     """
     assert run(repo, "PKG-06", body) == []
 
@@ -319,7 +330,8 @@ def test_pkg08_platform_rendered_package_whose_dependency_is_disabled(repo) -> N
         bundles:
           disabledPackages: [cozystack.networking]
     """
-    (finding,) = run(repo, "PKG-08", body)
+    findings = [f for f in run(repo, "PKG-08", body) if f.message.startswith("cozystack.multus depends on")]
+    (finding,) = findings
     assert finding.message.startswith("cozystack.multus depends on cozystack.networking")
     assert line_col(finding) == position(body, "cozystack.networking")
 
@@ -342,7 +354,8 @@ def test_pkg08_passes_when_dependency_is_platform_rendered_ours_or_ignored(repo)
                                "  cozystack.gpu-operator: {variant: container}\n") == []
     assert run(repo, "PKG-08", "platform: {variant: default}\npackages:\n"
                                "  cozystack.gpu-operator: {variant: container}\n"
-                               "  cozystack.networking: {variant: cilium}\n") == []
+                               "  cozystack.networking: {variant: cilium}\n"
+                               "  cozystack.gateway-api-crds: {variant: default}\n") == []
     assert run(repo, "PKG-08", "platform: {variant: default}\npackages:\n  cozystack.gpu-operator:\n"
                                "    variant: container\n    ignoreDependencies: [cozystack.networking]\n") == []
 
@@ -369,7 +382,6 @@ def test_pkg09_passes_and_skips_unknown_depends_on(repo) -> None:
     platform: {variant: isp-full}
     packages:
       cozystack.gpu-operator: {variant: container, ignoreDependencies: [cozystack.networking]}
-      cozystack.metallb: {variant: default, ignoreDependencies: [anything]}
     """
     assert run(repo, "PKG-09", body) == []
 

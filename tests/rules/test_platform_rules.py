@@ -76,7 +76,11 @@ def test_rendered_component_values_are_the_reference_keys() -> None:
         ("cilium", "values", "cilium", "gatewayAPI", "enableAlpn"): True,
         ("cilium", "values", "cilium", "k8sServiceHost"): "localhost",
         ("cilium", "values", "cilium", "k8sServicePort"): "7445",
+        # isp-full renders all four CIDRs from the chart's values.yaml defaults.
         ("kubeovn", "values", "kube-ovn", "ipv4", "POD_CIDR"): "10.244.0.0/16",
+        ("kubeovn", "values", "kube-ovn", "ipv4", "POD_GATEWAY"): "10.244.0.1",
+        ("kubeovn", "values", "kube-ovn", "ipv4", "SVC_CIDR"): "10.96.0.0/16",
+        ("kubeovn", "values", "kube-ovn", "ipv4", "JOIN_CIDR"): "100.64.0.0/16",
     }
     assert full["cozystack.multus"].values == {("multus", "values", "stageCniPlugins"): True}
     assert full["cozystack.kubevirt"].values == {("kubevirt", "values", "cpuAllocationRatio"): 10}
@@ -93,14 +97,20 @@ def test_stage_cni_plugins_spellings() -> None:
         assert facts_for("isp-full", {"networking": {"stageCniPlugins": value}}).stage_cni_plugins() == expected
 
 
-def test_catalogue_lists_every_platform_rendered_name_as_a_package_source() -> None:
-    catalogue = Variants().catalogue()
-    names = facts_for("isp-full").known_platform_names()
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+def test_catalogue_lists_every_platform_rendered_name_as_a_package_source(version: str) -> None:
+    from renderer.platform_chart.model import chart_model, versioned_catalogue
+
+    catalogue = versioned_catalogue(Variants().catalogue(), version)
+    names = PlatformFacts(catalogue, "isp-full", {}, version=version).known_platform_names()
     assert names - set(catalogue["packages"]) == set()
     for name, entry in catalogue["packages"].items():
         assert name.startswith("cozystack."), name
         assert entry["variants"], name
         assert entry.get("partial", False) in (True, False, ["components"], ["variants"]), name
+    # Nothing the chart knows is partial: every PackageSource of the chart comes from the chart.
+    for name in chart_model(version).sources:
+        assert not catalogue["packages"][name].get("partial"), name
 
 
 def test_leaves_and_go_quote() -> None:

@@ -1,0 +1,364 @@
+"""The render-path model of one platform chart version, read from its generated catalogue.
+
+``renderer/_generated/platform/<version>.json`` (``python -m renderer.platform_chart.catalogue``)
+holds what the chart's bundle templates emit and under which conditions, as the chart's own Go
+template text. ``ChartModel.evaluate`` replays it in Python, in the order helm executes the
+templates (deepest path first, then reverse alphabetical: system, paas, naas, iaas), so the first
+problem it finds is the one helm would report. No helm, no subprocess: this runs inside ``render``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
+from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, parse, truthy
+from renderer.tree import helm_merge
+
+GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
+# helm's engine executes templates sorted by path depth (deepest first), then reverse by name.
+TEMPLATE_ORDER = ("templates/bundles/system.yaml", "templates/bundles/paas.yaml", "templates/bundles/naas.yaml",
+                  "templates/bundles/iaas.yaml")
+
+
+class ChartProblem(NamedTuple):
+    """Where the chart fails: a ``fail`` guard's message, or a Go template error (``at <node>: why``)."""
+
+    message: str
+    template: str
+    line: int
+    key: tuple[str, ...]  # the platform value path that causes it, when known
+    kind: str  # "fail" (a guard, reported as helm's "execution error") or "template"
+
+
+class RenderedPackage(NamedTuple):
+    """A Package the platform release renders: its variant and the component values it sets."""
+
+    name: str
+    variant: str
+    bundle: str
+    values: dict[tuple[str, ...], Any]  # leaf path under spec.components -> value
+    gate: str | None  # the enabledPackages entry that makes it render, for optional packages
+
+
+@lru_cache(maxsize=8)
+def chart_model(version: str | None) -> ChartModel:
+    """The model for ``version``; a version not shipped (a user's --platform-chart) uses the default's."""
+    name = version if version in shipped_versions() else DEFAULT_VERSION
+    return ChartModel(name, json.loads((GENERATED / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def go_format(value: Any) -> str:
+    """Go's ``%v`` (and Sprig ``toString``) of a Helm value: numbers are float64 after Helm's JSON
+    round trip (1e6 -> ``1e+06``), lists ``[a b]``, maps ``map[k:v]`` with sorted keys."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return _go_float(float(value))
+    if isinstance(value, list):
+        return "[" + " ".join(go_format(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_format(value[k])}" for k in sorted(value)) + "]"
+    return str(value)
+
+
+def _go_float(number: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 64), as %v prints a float64: the shortest digits that round
+    trip, in exponent form when the decimal exponent is below -4 or at least 6 (1e6 -> 1e+06)."""
+    if number != number:
+        return "NaN"
+    if number in (float("inf"), float("-inf")):
+        return "+Inf" if number > 0 else "-Inf"
+    if number == 0:
+        return "0"
+    from decimal import Decimal
+
+    sign, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    point = len(digit_tuple) + int(exponent)  # decimal point position after the first digit run
+    lead = "-" if number < 0 else ""
+    exp10 = point - 1
+    if exp10 < -4 or exp10 >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{lead}{body}e{'+' if exp10 >= 0 else '-'}{abs(exp10):02d}"
+    if point <= 0:
+        return f"{lead}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{lead}{digits}{'0' * (point - len(digits))}"
+    return f"{lead}{digits[:point]}.{digits[point:]}"
+
+
+def go_quote(value: str) -> str:
+    """Go's %q for a string (strconv.Quote), which the chart's printf uses."""
+    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
+               "\\": r"\\", '"': r"\""}
+    out = []
+    for ch in value:
+        if ch in escapes:
+            out.append(escapes[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+_GO_TYPE = {"string": "string", "bool": "bool", "float64": "float64", "slice": "[]interface {}",
+            "map": "map[string]interface {}", "invalid": "<nil>"}
+
+
+def go_type(value: Any) -> str:
+    return _GO_TYPE[go_kind(value)]
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
+
+
+def url_parse_error(value: Any) -> str | None:
+    """Why Sprig ``urlParse`` (Go ``url.Parse``) fails on ``value``, or None when it parses."""
+    if not isinstance(value, str):
+        return f"wrong type for value; expected string; got {go_type(value)}"
+    head = value.split("/", 1)[0]
+    if ":" in head:
+        scheme = head.split(":", 1)[0]
+        if scheme == "":
+            return f'error calling urlParse: unable to parse url: parse {go_quote(value)}: missing protocol scheme'
+        if not _SCHEME.match(scheme) and "/" not in value.split(":", 1)[0]:
+            return (f"error calling urlParse: unable to parse url: parse {go_quote(value)}: "
+                    "first path segment in URL cannot contain colon")
+    return None
+
+
+class ChartModel:
+    def __init__(self, version: str, data: dict[str, Any]) -> None:
+        self.version = version
+        self.data = data
+        self.emits: dict[str, list[dict[str, Any]]] = data["emits"]
+        self.sources: dict[str, Any] = data["sources"]
+        self._reads = set(data["reads"])
+
+    def reads(self, dotted_path: str) -> bool:
+        return any(r == dotted_path or r.startswith(dotted_path + ".") for r in self._reads)
+
+    def effective_values(self, variant: str, values: dict[str, Any]) -> dict[str, Any]:
+        variant_values = self.data["variantValues"].get(variant, {})
+        return helm_merge(helm_merge(self.data["chartDefaults"], variant_values), values)
+
+    def optional_packages(self, bundle: str) -> list[str]:
+        """Names the bundle emits only from enabledPackages: the optional helper, and names whose
+        emission condition reads enabledPackages (the bootbox gate, gpu-operator)."""
+        out = []
+        for name, entries in self.emits.items():
+            if any(e["bundle"] == bundle and (e["helper"] == "optional" or
+                                              any("enabledPackages" in w for w in e["when"])) for e in entries):
+                out.append(name)
+        return out
+
+    def default_packages(self, bundle: str) -> list[str]:
+        optional = set(self.optional_packages(bundle))
+        return [name for name, entries in self.emits.items()
+                if name not in optional and any(e["bundle"] == bundle for e in entries)]
+
+    def gates(self, bundle: str) -> dict[str, list[str]]:
+        """enabledPackages entries that switch on other names (``has "cozystack.bootbox" ...``)."""
+        out: dict[str, list[str]] = {}
+        for name, entries in self.emits.items():
+            for e in entries:
+                for w in e["when"]:
+                    found = re.match(r'^has "([^"]+)" \(default \(list\) \.Values\.bundles\.enabledPackages\)$', w)
+                    if e["bundle"] == bundle and found:
+                        out.setdefault(found.group(1), []).append(name)
+        return out
+
+    def evaluate(self, values: dict[str, Any],
+                 component_values: Callable[[str], dict[tuple[str, ...], Any]] | None = None) \
+            -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
+        """(Packages the chart emits, problems in helm's execution order) for effective ``values``."""
+        steps: list[tuple[str, int, int, Callable[[], Any]]] = []
+        rendered: dict[str, RenderedPackage] = {}
+
+        def emit(name: str, entry: dict[str, Any]) -> Callable[[], None]:
+            def run() -> None:
+                if not self._holds(entry["when"], values):
+                    return
+                disabled = evaluate(parse("default (list) .Values.bundles.disabledPackages"), values)
+                enabled = evaluate(parse("default (list) .Values.bundles.enabledPackages"), values)
+                if _has(name, disabled, "disabledPackages"):
+                    return
+                if entry["helper"] == "optional" and not _has(name, enabled, "enabledPackages"):
+                    return
+                variant = entry["variant"]
+                if isinstance(variant, dict):
+                    variant = evaluate(parse(variant["expr"]), values)
+                    variant = go_format(variant) if truthy(variant) else "default"
+                gate = name if entry["helper"] == "optional" else next(
+                    (g for g in re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
+                                           " ".join(entry["when"]))), None)
+                rendered[name] = RenderedPackage(name, str(variant), entry["bundle"],
+                                                 component_values(name) if component_values else {}, gate)
+            return run
+
+        def check(entry: dict[str, Any]) -> Callable[[], None]:
+            def run() -> None:
+                if self._holds(entry["when"], values):
+                    evaluate(parse(entry["expr"]), values)
+            return run
+
+        def guard(entry: dict[str, Any]) -> Callable[[], ChartProblem | None]:
+            def run() -> ChartProblem | None:
+                if not self._holds(entry["when"], values):
+                    return None
+                message = _fail_message(entry["message"], values)
+                return ChartProblem(message, entry["template"], entry["line"], _message_key(message), "fail")
+            return run
+
+        for name, entries in self.emits.items():
+            for entry in entries:
+                steps.append((entry["template"], entry["line"], 1, emit(name, entry)))
+        for entry in self.data["checks"]:
+            steps.append((entry["template"], entry["line"], 0, check(entry)))
+        for entry in self.data["guards"]:
+            steps.append((entry["template"], entry["line"], 0, guard(entry)))
+        for marker, spots in self.data["anchors"].items():
+            for spot in spots:
+                steps.append((spot["template"], spot["line"], 0, self._anchor_check(marker, spot, values)))
+        problems: list[ChartProblem] = []
+        for template in TEMPLATE_ORDER:
+            failed = False
+            for _, line, emits_, step in sorted((s for s in steps if s[0] == template), key=lambda s: (s[1], s[2])):
+                if failed and not emits_:
+                    continue  # text/template stops the file at its first error; names are still modelled
+                try:
+                    outcome = step()
+                except GoTemplateError as exc:
+                    outcome = None if failed else ChartProblem(str(exc), template, line, _node_key(exc.at), "template")
+                if isinstance(outcome, ChartProblem) and not failed:
+                    problems.append(outcome)
+                    failed = True
+        return rendered, problems
+
+    def _holds(self, conditions: list[str], values: dict[str, Any]) -> bool:
+        return all(truthy(evaluate(parse(c), values)) for c in conditions)
+
+    def _anchor_check(self, marker: str, spot: dict[str, Any], values: dict[str, Any]) \
+            -> Callable[[], ChartProblem | None]:
+        """Value conversions the chart makes outside `if`s (urlParse, ternary, stageCniPlugins)."""
+        emission = self._emission_near(spot)
+
+        def run() -> ChartProblem | None:
+            if emission is None or not self._holds(emission["when"], values):
+                return None
+            if marker.startswith("urlParse"):
+                if not truthy(evaluate(parse(".Values.networking"), values)):
+                    return None
+                endpoint = evaluate(parse(".Values.publishing.apiServerEndpoint"), values)
+                why = url_parse_error(endpoint) if truthy(endpoint) else None
+                if why:
+                    raise GoTemplateError("urlParse $apiServerEndpoint", why)
+            elif marker.startswith("ternary"):
+                value = evaluate(parse(".Values.authentication.oidc.enabled"), values)
+                if not isinstance(value, bool):
+                    got = "<nil>" if value is None else go_type(value)
+                    raise GoTemplateError(".Values.authentication.oidc.enabled",
+                                          f"wrong type for value; expected bool; got {got}")
+            elif marker.startswith("include"):
+                networking = evaluate(parse(".Values.networking"), values)
+                if not truthy(networking):
+                    networking = {}
+                if not isinstance(networking, dict):
+                    raise GoTemplateError("dig", "error calling dig: interface conversion")
+                value = networking.get("stageCniPlugins")
+                if value is not None and go_format(value).lower() not in STAGE_CNI_SPELLINGS:
+                    message = (f"networking.stageCniPlugins: expected a boolean, got {go_quote(go_format(value))} "
+                               "-- leaving it unset follows the bundle variant")
+                    return ChartProblem(message, spot["template"], spot["line"], ("networking", "stageCniPlugins"),
+                                        "fail")
+            return None
+        return run
+
+    def _emission_near(self, spot: dict[str, Any]) -> dict[str, Any] | None:
+        """The emission the anchored expression belongs to: the next one after it in the same file."""
+        best = None
+        for entries in self.emits.values():
+            for e in entries:
+                if e["template"] == spot["template"] and e["line"] >= spot["line"] and \
+                        (best is None or e["line"] < best["line"]):
+                    best = e
+        return best
+
+
+STAGE_CNI_SPELLINGS = ("true", "yes", "on", "1", "false", "no", "off", "0")
+
+
+def _has(name: str, listed: Any, key: str) -> bool:
+    if listed is None:
+        return False
+    if not isinstance(listed, list):
+        raise GoTemplateError("has $name $disabled" if key == "disabledPackages" else "has $name $enabled",
+                              f"error calling has: Cannot find has on type {go_type(listed)}")
+    return any(go_kind(item) == "string" and item == name for item in listed)
+
+
+def _fail_message(text: str, values: dict[str, Any]) -> str:
+    if text.startswith('"'):
+        return json.loads(text)
+    found = re.match(r'^\(printf ("(?:[^"\\]|\\.)*")\s+(.*)\)$', text, re.S)
+    if not found:
+        return text
+    template, arg = json.loads(found.group(1)), evaluate(parse(found.group(2)), values)
+    return template.replace("%q", go_quote(go_format(arg))).replace("%v", go_format(arg)).replace(
+        "%s", go_format(arg))
+
+
+def _message_key(message: str) -> tuple[str, ...]:
+    found = re.match(r"^([A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+)", message)
+    return tuple(found.group(1).split(".")) if found else ()
+
+
+def _node_key(at: str) -> tuple[str, ...]:
+    """The value path in a Go template error node: ``.Values.a.b`` or ``dig "x" "y" d .Values.a``."""
+    dig = re.match(r'^dig((?: "[^"]+")+) \S+ \.Values((?:\.[\w-]+)*)$', at)
+    if dig:
+        return tuple([p for p in dig.group(2).split(".") if p] + re.findall(r'"([^"]+)"', dig.group(1)))
+    found = re.search(r"\.Values((?:\.[\w-]+)+)", at)
+    if found:
+        return tuple(found.group(1).lstrip(".").split("."))
+    if "apiServerEndpoint" in at:
+        return ("publishing", "apiServerEndpoint")
+    if "gpuVariant" in at:
+        return ("bundles", "iaas", "gpuOperatorVariant")
+    return ()
+
+
+_CATALOGUES: dict[tuple[int, str], dict[str, Any]] = {}
+
+
+def versioned_catalogue(base: dict[str, Any], version: str | None) -> dict[str, Any]:
+    """``variants/catalogue.yaml`` with every PackageSource the chart version ships taken from the
+    chart (variants, components, install blocks, dependsOn: no ``partial`` left for them); entries
+    the chart does not carry (the operator-made platform source, user additions) stay as written."""
+    model = chart_model(version)
+    key = (id(base), model.version)
+    cached = _CATALOGUES.get(key)
+    if cached is not None and cached["_base"] is base:
+        return cached["catalogue"]
+    packages = dict(base.get("packages") or {})
+    for name, source in model.sources.items():
+        packages[name] = {"variants": {
+            variant: {"dependsOn": list(spec["dependsOn"]),
+                      "components": {c: {"install": c in spec["installed"]} for c in spec["components"]}}
+            for variant, spec in source["variants"].items()}}
+    catalogue = {**base, "packages": packages, "platformVersion": model.version}
+    _CATALOGUES[key] = {"_base": base, "catalogue": catalogue}
+    return catalogue
