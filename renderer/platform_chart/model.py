@@ -80,7 +80,7 @@ def _go_float(number: float) -> str:
         return "0"
     from decimal import Decimal
 
-    sign, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
+    _sign, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
     point = len(digit_tuple) + int(exponent)  # decimal point position after the first digit run
     lead = "-" if number < 0 else ""
