@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import ERROR, Finding, Location, RenderError, fail
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
 from renderer.model import (
     CLUSTER_LABEL,
     MANAGED_BY,
@@ -28,26 +28,60 @@ _RANK_NAMESPACE, _RANK_CRD, _RANK_PLATFORM, _RANK_PACKAGE, _RANK_OTHER = range(5
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
-           run_checks: bool = True, extra_vars: dict[str, str] | None = None,
-           kubernetes_version: str | None = None, validator: str = "auto") -> RenderResult:
-    """Render one cluster. Raises RenderError on bad input or when an error-severity rule fires.
+           extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
+           validator: str = "auto", refuse: bool = True) -> RenderResult:
+    """Render one cluster through every stage, checks included.
 
-    ``extra_vars`` (Argo CD parameters) override the overlay's ``vars`` before templating.
+    With ``refuse`` (the default), raises RenderError when an error-severity finding remains;
+    ``check`` passes ``refuse=False`` to report everything instead. ``extra_vars`` (Argo CD
+    parameters) override the overlay's ``vars`` before templating.
     """
+    from renderer.rules import run_rules
+    from renderer.schemas import check_objects
+
     overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(overlay, Variants(variants))
-    if run_checks:  # output schemas (renderer.schemas): kubeconform-compatible, offline
-        from renderer.schemas import check_objects
-        result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
-    if run_checks:
-        from renderer.rules import run_rules
-
-        result.findings.extend(run_rules(result))
-        errors = [f for f in result.findings if f.severity == ERROR]
-        if errors:
-            raise RenderError(sorted_findings(result.findings))
+    # output schemas (renderer.schemas): kubeconform-compatible, offline
+    result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
+    result.findings.extend(run_rules(result))
     result.findings[:] = sorted_findings(result.findings)
+    if refuse and any(f.severity == ERROR for f in result.findings):
+        raise RenderError(result.findings)
     return result
+
+
+def render_many(paths: list[Path], *, variants: Path | None = None, root: Path | None = None, strict: bool = False,
+                extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
+                validator: str = "auto") -> tuple[list[RenderResult], list[Finding]]:
+    """Render every path; returns (results, warnings). Every failure is collected before raising,
+    and with ``strict`` warnings fail the render as errors do."""
+    results, failures = [], []
+    for p in paths:
+        try:
+            results.append(render(p, variants=variants, root=root, extra_vars=extra_vars,
+                                  kubernetes_version=kubernetes_version, validator=validator))
+        except RenderError as exc:
+            failures.extend(exc.findings)
+    warnings = [f for r in results for f in r.findings if f.severity == WARNING]
+    if failures or (strict and warnings):
+        raise RenderError(failures + warnings)
+    return results, warnings
+
+
+def check_cluster(path: Path, **options: Any) -> list[Finding]:
+    """Every finding of one cluster (schemas and rules included), without refusing."""
+    return render(path, refuse=False, **options).findings
+
+
+def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
+    """PATH itself, or with ``--all`` every ``clusters/*/cluster.yaml`` folder of the tree at PATH."""
+    if not all_clusters:
+        return [path]
+    clusters = path / "clusters" if (path / "clusters").is_dir() else path
+    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
+    if not found:
+        raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
+    return found
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:
