@@ -30,32 +30,41 @@ def shipped_dir() -> Path:
 
 
 class Variants:
+    """The variant data of one render, read in full when the render starts (the load stage), so the
+    stages after it only look data up: every shipped file (from the bundle, or from its YAML when
+    it was edited since the bundle was generated), each replaced by the ``--variants`` file of the
+    same relative path when there is one."""
+
     def __init__(self, override: Path | None = None) -> None:
         self.override = override.resolve() if override else None
         self.shipped = shipped_dir()
-
-    def find(self, relpath: str) -> Path:
-        for base in (self.override, self.shipped):
-            if base is not None and (base / relpath).is_file():
-                return base / relpath
-        where = self.override or self.shipped
-        raise RenderError([Finding("OVL-VARIANTS", f"variant file {relpath} not found in {where}")])
+        self._files: dict[str, list[Any]] = {}
+        for relpath, bundled in _bundle().items():
+            user = self.override / relpath if self.override is not None else None
+            shipped = self.shipped / relpath
+            if user is not None and user.is_file():
+                self._files[relpath] = _load(str(user))
+            elif not shipped.is_file():
+                continue  # removed since the bundle was generated: never served from the bundle
+            elif bundled["sha256"] == _sha256(shipped):
+                self._files[relpath] = bundled["documents"]
+            else:
+                self._files[relpath] = _load(str(shipped))
 
     def load(self, relpath: str) -> list[dict[str, Any]]:
         """All YAML documents of a variant file (a copy the caller may change)."""
         return [copy_tree(d) for d in self._documents(relpath)]
 
     def catalogue(self) -> dict[str, Any]:
-        return self._documents("catalogue.yaml")[0]
+        catalogue: dict[str, Any] = self._documents("catalogue.yaml")[0]
+        return catalogue
 
     def _documents(self, relpath: str) -> list[Any]:
-        path = self.find(relpath)
-        if self.shipped in path.parents:
-            bundled = _bundle().get(path.relative_to(self.shipped).as_posix())
-            if bundled is not None and bundled["sha256"] == _sha256(path):
-                documents: list[Any] = bundled["documents"]
-                return documents
-        return _load(str(path))
+        documents = self._files.get(relpath)
+        if documents is None:
+            raise RenderError([Finding("OVL-VARIANTS", f"variant file {relpath} is not in the variants bundle "
+                                                       "(a new shipped file? run `python -m renderer.generate`)")])
+        return documents
 
 
 BUNDLE = Path(__file__).resolve().parent / "_generated" / "variants.json"

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from renderer.model import RenderResult
+from renderer.emit import RenderResult, emit
+from renderer.overlay import Overlay, load_overlay
+from renderer.resolve import resolve
+from renderer.variants import Variants
 
 
 def emitted(path: Path, root: Path | None = None, variants: Path | None = None) -> RenderResult:
     """load -> merge -> resolve -> emit for the cluster at ``path``: no schema checks, no rules."""
-    from renderer.overlay import load_overlay
-    from renderer.pipeline import emit
-    from renderer.variants import Variants
+    return emit_overlay(load_overlay(path, root), variants)
 
-    return emit(load_overlay(path, root), Variants(variants))
+
+def emit_overlay(overlay: Overlay, variants: Path | None = None) -> RenderResult:
+    """resolve -> emit for an overlay already loaded."""
+    return emit(resolve(overlay, Variants(variants)))

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from renderer import report
+from renderer.emit import RenderResult
 from renderer.errors import EXIT_OK
-from renderer.model import RenderResult
 from renderer.requests import cache_fields
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from functools import cache, cached_property
 from typing import Any, NamedTuple
 
+from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, Location
-from renderer.model import Emitted, RenderResult
+from renderer.model import Emitted
 from renderer.platform import PlatformFacts
 from renderer.yamlio import Path_
 
@@ -124,8 +125,8 @@ class RuleContext:
 
     @cached_property
     def facts(self) -> PlatformFacts:
-        """What the platform chart will do with the rendered platform Package."""
-        return PlatformFacts.from_objects(self.catalogue, self.objects)
+        """What the platform chart will do with the rendered platform Package (from the plan)."""
+        return self.result.plan.facts
 
     def data(self, relpath: str) -> dict[str, Any]:
         """A single-document data file from the variants folder (``gpu/facts.yaml``, ...)."""
