@@ -29,7 +29,7 @@ def stage_of(module: str) -> int | None:
     return None
 
 
-def imports_of(path) -> set[str]:  # noqa: ANN001
+def imports_of(path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -72,7 +72,7 @@ def test_no_stage_imports_a_later_stage() -> None:
     assert backwards == []
 
 
-def test_the_scan_sees_local_imports(tmp_path) -> None:  # noqa: ANN001
+def test_the_scan_sees_local_imports(tmp_path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from renderer.emit import emit\n    import renderer.rules.gpu\n")
     assert imports_of(module) == {"renderer.emit", "renderer.emit.emit", "renderer.rules.gpu"}
