@@ -187,6 +187,16 @@ class PlatformFacts:
         """
         return self._evaluated[0]
 
+    @cached_property
+    def rendered_if_none_disabled(self) -> dict[str, RenderedPackage]:
+        """What the platform release would render were ``bundles.disabledPackages`` empty: the Packages
+        Helm created or may create again (a Package taken over by disabling it included)."""
+        if not self.disabled_packages:
+            return self.rendered_packages
+        values = self.chart_values
+        bundles = {k: v for k, v in (values.get("bundles") or {}).items() if k != "disabledPackages"}
+        return self.chart.evaluate({**values, "bundles": bundles}, self._platform_values)[0]
+
     @property
     def chart_problems(self) -> list[ChartProblem]:
         """Where the chart itself would fail on these values (fail guards and Go template errors)."""

@@ -9,7 +9,8 @@ components, which components install, ``dependsOn``), and every Package the bund
 chart expression that picks it), and the chain of ``if`` conditions it is emitted under, kept as the
 chart's own Go template text (``renderer.platform_chart.gotemplate`` evaluates it). Also the chart
 defaults and the variant values files, and the ``fail`` guards. The result is written to
-``renderer/_generated/platform/<version>.json``; ``--check`` exits 1 when a file is stale.
+``renderer/_generated/platform/<version>.json`` by ``python -m renderer.generate`` (``--check``
+fails CI when one is stale).
 """
 
 from __future__ import annotations
@@ -280,42 +281,26 @@ def generated_text(version: str) -> str:
     return json.dumps(generate(CHARTS / version), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def stale_files() -> list[Path]:
-    """Generated files that differ from what the vendored charts give (or are missing / extra)."""
-    stale = []
-    versions = shipped_versions()
-    for version in versions:
-        target = GENERATED / f"{version}.json"
-        if not target.is_file() or target.read_text(encoding="utf-8") != generated_text(version):
-            stale.append(target)
-    stale.extend(p for p in GENERATED.glob("*.json") if p.stem not in versions)
-    return stale
-
-
-def write_all() -> list[Path]:
-    GENERATED.mkdir(parents=True, exist_ok=True)
-    written = []
-    for version in shipped_versions():
-        target = GENERATED / f"{version}.json"
-        target.write_text(generated_text(version), encoding="utf-8")
-        written.append(target)
-    for extra in GENERATED.glob("*.json"):
-        if extra.stem not in shipped_versions():
-            extra.unlink()
-    return written
+def expected_files() -> dict[Path, bytes]:
+    """Every generated catalogue file and its content (``python -m renderer.generate`` writes them)."""
+    return {GENERATED / f"{version}.json": generated_text(version).encode() for version in shipped_versions()}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m renderer.platform_chart.catalogue [--check]``: this generator alone (the same
+    files ``python -m renderer.generate`` writes with everything else)."""
+    from renderer.generate import stale_files, write_files
+
+    files, owned = expected_files(), ((GENERATED, "*.json"),)
     args = sys.argv[1:] if argv is None else argv
     if args == ["--check"]:
-        stale = stale_files()
+        stale = stale_files(files, owned)
         for path in stale:
-            print(f"{path}: stale; run python -m renderer.platform_chart.catalogue", file=sys.stderr)
+            print(f"{path}: stale; run python -m renderer.generate", file=sys.stderr)
         return 1 if stale else 0
-    for path in write_all():
+    for path in write_files(files, owned):
         print(f"wrote {path}")
     return 0
-
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Copies ``packages/core/platform/{Chart.yaml,values*.yaml,templates,sources,files
 ``renderer/platform_chart/charts/NAME/`` and the chart's helm-unittest suites into
 ``tests/platform_chart/suites/NAME/``, and records the checkout's commit in
 ``charts/vendored.json``. Regenerate the catalogue afterwards (``python -m
-renderer.platform_chart.catalogue``). A maintainer tool: nothing at run time calls it.
+renderer.generate``). A maintainer tool: nothing at run time calls it.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cozy-render repository root (for tests/platform_chart/suites)")
     args = parser.parse_args(argv)
     target = vendor(args.checkout, args.name, args.repo_root)
-    print(f"vendored {target}; now run python -m renderer.platform_chart.catalogue")
+    print(f"vendored {target}; now run python -m renderer.generate")
     return 0
 
 

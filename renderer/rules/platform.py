@@ -13,8 +13,8 @@ from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
 from renderer.model import CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PACKAGE_API, PLATFORM_PACKAGE
-from renderer.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, PlatformFacts, go_truthy, helm_string
-from renderer.rules import REGISTRY, Hit, RuleContext, rule
+from renderer.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, PlatformFacts, go_format, go_truthy
+from renderer.rules import Hit, RuleContext, rule
 from renderer.rules.package import (
     _platform_list_hit,
     as_json,
@@ -139,9 +139,10 @@ def plt_02(ctx: RuleContext) -> Iterator[Hit]:
     Whenever the iaas bundle renders, iaas.yaml validates `bundles.iaas.gpuOperatorVariant` (empty or
     null means `default`) up front, even when gpu-operator is not enabled, and fails the whole platform
     render otherwise. The message is the chart's, so it matches the HelmRelease condition. The value
-    `container` is reported by GPU-03 (with a hint) when that rule is present, so it is reported once.
+    `container` is reported by GPU-03 (with a hint), so it is reported once.
     """,
     [_IAAS + " L41-43", "C:packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml"],
+    deferred_to=("GPU-03",),
 )
 def plt_03(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
@@ -150,8 +151,8 @@ def plt_03(ctx: RuleContext) -> Iterator[Hit]:
     value = f.get("bundles", "iaas", "gpuOperatorVariant")
     if not go_truthy(value) or value in ("default", "vgpu"):
         return
-    if value == "container" and "GPU-03" in REGISTRY:
-        return
+    if value == "container":
+        return  # GPU-03's
     prefix = 'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got '
     message = prefix + go_quote(value) if isinstance(value, str) else \
         f"{prefix}{as_json(value)} (not a string: the chart cannot even compare it)"
@@ -204,9 +205,12 @@ def plt_05(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
     if go_truthy(f.get("bundles", "system", "enabled")):
         return
+    guards = [g["message"] for g in f.chart.data["guards"]]
     for bundle, prefix in _SYSTEM_REQUIRED.items():
         if not go_truthy(f.get("bundles", bundle, "enabled")):
             continue
+        if not any(prefix in message for message in guards):
+            continue  # this chart version has no such guard (v1.6.2 iaas)
         allowed = ISP_FULL_VARIANTS if bundle == "iaas" else SYSTEM_VARIANTS
         if f.system_variant not in allowed:
             continue  # the variant guard fires first
@@ -412,23 +416,25 @@ _STAGE_CNI_MESSAGE = \
     bundle renders with `isp-full` or `isp-full-generic`; elsewhere a bad value is a warning, because it
     is ignored. Set it only on the platform Package: edits to `cozystack.multus` are reverted.
     """,
-    [_HELPERS + " cozystack.platform.stageCniPlugins",
+    [_HELPERS + " cozystack.platform.stageCniPlugins (main only; v1.6.2 does not read it)",
      "C:packages/core/platform/tests/bundles_multus_staging_test.yaml"],
 )
 def plt_10(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
+    if not f.reads("networking.stageCniPlugins"):
+        return  # a main-only key: v1.6.2 never reads it (nor renders cozystack.multus)
     _, readable = f.stage_cni_plugins()
     if readable:
         return
     value = f.get("networking", "stageCniPlugins")
-    message = _STAGE_CNI_MESSAGE.format(go_quote(helm_string(value)))
+    message = _STAGE_CNI_MESSAGE.format(go_quote(go_format(value)))
     path = ("networking", "stageCniPlugins")
     if go_truthy(f.get("bundles", "system", "enabled")) and f.system_variant in ISP_FULL_VARIANTS:
         yield _values_hit(ctx, message, path)
     else:
         yield _values_hit(ctx, f"networking.stageCniPlugins is ignored on this configuration (read only when the "
                                f"system bundle renders isp-full or isp-full-generic); the chart would reject "
-                               f"{go_quote(helm_string(value))}.", path, severity=WARNING)
+                               f"{go_quote(go_format(value))}.", path, severity=WARNING)
 
 
 @rule(
@@ -541,3 +547,33 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
             continue
         yield Hit(f"Variant {variant} conflicts with the platform-rendered variant {rendered.variant} for {e.name}.",
                   e, ("spec", "variant"))
+
+
+@rule(
+    "PLT-13", ERROR,
+    "A platform value the chart's templates cannot evaluate",
+    """
+    The platform chart reads its values with Go template semantics, and some values that pass the
+    overlay schema make a template itself fail, which fails the whole platform release: a field walk
+    through a non-map (`authentication: {oidc: false}`), a `ternary` on a non-bool
+    (`authentication.oidc.enabled: "true"`), `dig` through a bool (`networking: {encryption: true}`,
+    main only), `eq` across kinds (a list or number as `bundles.iaas.gpuOperatorVariant`), and Sprig
+    `urlParse` on an endpoint without a scheme (`publishing.apiServerEndpoint: 10.0.0.5:6443`, read on
+    isp-full-generic). The conditions are replayed from the chart version's own templates
+    (`renderer/_generated/platform/<version>.json`), in the order helm executes them, so the message
+    is the one helm prints after `executing "<template>"`. `fail` guards are PLT-03..06 and PLT-10's.
+    """,
+    [_SYSTEM, _IAAS, _HELPERS, "renderer/_generated/platform/<version>.json (generated from the chart)"],
+)
+def plt_13(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for problem in f.chart_problems:
+        if problem.kind != "template":
+            continue
+        message = f"executing \"cozy-platform/{problem.template}\" {problem.message} (platform chart {f.chart.version})"
+        yield _values_hit(ctx, message, *_prefixes(problem.key))
+
+
+def _prefixes(key: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """``key`` and its parents, longest first: the deepest value the overlay actually set."""
+    return [key[:n] for n in range(len(key), 0, -1)]

