@@ -10,8 +10,10 @@ Packages"):
     own fields. It deliberately has no ``spec.variant``: the CRD does not require it, and under
     server-side apply every field we send becomes co-owned by our field manager; owning the variant
     would make us fight the platform release whenever the platform variant changes. A patch must never
-    be the object that *creates* ``cozystack.networking``: Helm will not adopt an object it did not
-    create and the whole platform release fails (PLT-11). So it syncs in a later Argo CD wave than the
+    be the object that *creates* ``cozystack.networking``: with no ``spec.variant`` the operator
+    resolves it to variant ``default``, which the networking PackageSource does not have, so it sits
+    Ready=False VariantNotFound until the platform release adopts it (helm-controller v1.5.0 takes
+    ownership of existing objects; PLT-11). So it syncs in a later Argo CD wave than the
     platform Package, and Flux users apply it from a second Kustomization that ``dependsOn`` the first.
     It is never pruned or deleted by the GitOps tool: deleting it would delete the CNI of the cluster.
 

@@ -24,6 +24,7 @@ from renderer.rules.package import (
     facts,
     hand_written,
     platform_package,
+    sources,
     spec_of,
     variant_hit_path,
     written_variant,
@@ -455,13 +456,21 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
       child Package (metallb values, `cilium.hubble`, manual KubeVirt GPU wiring), but the platform
       still owns what it renders.
 
-    The other error case, creating such a Package before the platform release has (Helm then refuses to
-    adopt it and the whole platform release fails), depends on the live cluster: the offline check
-    cannot see it; `unadopted_packages(result, live)` in `renderer.rules.platform` decides it for diff.
-    Packages a feature renders (Hubble, GPU) follow their own rules unless `packages:` also names them.
+    Creating such a Package before the platform release has does not fail the release: the bundled
+    helm-controller v1.5.0 sets Helm's TakeOwnership (`install`/`upgrade.disableTakeOwnership` default
+    false), so Helm adopts the existing object. Until it does, the operator reconciles what the patch
+    created: it carries no `spec.variant`, so it resolves to variant `default`, which
+    `cozystack.networking`'s PackageSource does not have (Ready=False VariantNotFound), and for a
+    Package whose source has `default` while the platform renders another variant, the wrong variant
+    is installed meanwhile. That depends on the live cluster, so the offline check cannot see it;
+    `unadopted_packages(result, live)` in `renderer.rules.platform` decides it for diff. Keep patch
+    objects after the platform Package (a later sync wave). Packages a feature renders (Hubble, GPU)
+    follow their own rules unless `packages:` also names them.
     """,
     [_SYSTEM, _IAAS, _PAAS, _NAAS, "C:packages/core/platform/values.yaml (multus: reverted by the platform)",
-     "W:operations/configuration/components.md", "W:networking/architecture.md"],
+     "W:operations/configuration/components.md", "W:networking/architecture.md",
+     "fluxcd/helm-controller v1.5.0 internal/action/{install,upgrade}.go (TakeOwnership = !disableTakeOwnership)",
+     "helm/helm v4.1.1 pkg/action/{install,upgrade}.go (requireAdoption when TakeOwnership)"],
 )
 def plt_11(ctx: RuleContext) -> Iterator[Hit]:
     for e in hand_written(ctx):
@@ -487,21 +496,41 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
 
 
 def unadopted_packages(result: Any, live: Iterable[dict[str, Any]]) -> list[Finding]:
-    """PLT-11 case (b) against the live cluster: a hand-written Package the platform also renders
-    that would be *created* by syncing our render, because the live cluster has no copy installed by
-    the platform release. Helm then refuses to adopt the object and the whole platform release fails.
+    """PLT-11 against the live cluster: a hand-written Package the platform also renders that would
+    be *created* by syncing our render, because the live cluster has no copy installed by the
+    platform release. The platform release adopts it later (helm-controller v1.5.0 takes ownership
+    of existing objects); until then the operator resolves it on its own: a patch has no
+    ``spec.variant``, so it gets variant ``default``, which may not exist (VariantNotFound) or may
+    not be the platform's variant (the wrong one is installed meanwhile) -- an error. When the
+    variant it resolves to is the platform's, only the ordering note remains (warning).
     """
     ctx = RuleContext(result)
     installed = {_name(o) for o in live if _is_package(o)
                  and ((o.get("metadata") or {}).get("annotations") or {}).get(RELEASE_ANNOTATION) == PLATFORM_RELEASE}
+    known = sources(ctx)
     findings = []
     for e in hand_written(ctx):
-        if co_managed(ctx, e) is not None and e.name not in installed:
-            findings.append(Finding(
-                "PLT-11", f"{e.name} does not exist yet with platform release metadata "
-                f"({RELEASE_ANNOTATION}: {PLATFORM_RELEASE}); creating it first makes Helm refuse to adopt it and "
-                "the platform release fails. Sync it after the platform Package is Ready.",
-                e.locate((), result.overlay), ERROR))
+        rendered = co_managed(ctx, e)
+        if rendered is None or e.name in installed:
+            continue
+        variant = written_variant(e) or "default"
+        source = known.get(e.name)
+        prefix = (f"{e.name} does not exist yet with platform release metadata ({RELEASE_ANNOTATION}: "
+                  f"{PLATFORM_RELEASE}); syncing this object first creates it")
+        suffix = ("until the platform release adopts it (helm-controller takes ownership of existing objects). "
+                  "Sync it after the platform Package is Ready.")
+        if source is not None and not source.partial_variants and variant not in source.variants:
+            message = (f"{prefix} with variant {variant}, which PackageSource {e.name} does not have: it sits "
+                       f"Ready=False VariantNotFound {suffix}")
+            severity = ERROR
+        elif variant != rendered.variant:
+            message = (f"{prefix} with variant {variant}: the operator installs that instead of the platform's "
+                       f"{rendered.variant} {suffix}")
+            severity = ERROR
+        else:
+            message = f"{prefix}; the operator installs variant {variant} on its own {suffix}"
+            severity = WARNING
+        findings.append(Finding("PLT-11", message, e.locate((), result.overlay), severity))
     return findings
 
 

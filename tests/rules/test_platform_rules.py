@@ -449,9 +449,22 @@ def test_plt11_passes_when_opted_out_or_not_platform_rendered(repo) -> None:
 def test_plt11_unadopted_packages_against_live_state(repo) -> None:
     result = result_of(repo, "platform: {variant: isp-full}\npackages:\n  cozystack.metallb: {variant: default}\n")
     (finding,) = unadopted_packages(result, [])
-    assert (finding.code, finding.severity) == ("PLT-11", ERROR)
-    assert "Helm refuse to adopt it" in finding.message
+    # metallb's source has `default`, the platform's variant too: only the ordering note remains.
+    assert (finding.code, finding.severity) == ("PLT-11", WARNING)
+    assert "until the platform release adopts it" in finding.message
     assert unadopted_packages(result, [_live("cozystack.metallb")]) == []
+
+
+def test_plt11_a_created_patch_resolves_to_variant_default(repo) -> None:
+    """Erratum 2026-12: helm-controller v1.5.0 adopts the object; the damage is the variant meanwhile."""
+    result = result_of(repo, "platform: {variant: isp-full}\npackages:\n"
+                             "  cozystack.networking: {components: {cilium: {values: {cilium: {debug: {enabled: true}}}}}}\n"
+                             "  cozystack.cozystack-scheduler: {components: {}}\n")
+    by_name = {f.message.split()[0]: f for f in unadopted_packages(result, [])}
+    networking, scheduler = by_name["cozystack.networking"], by_name["cozystack.cozystack-scheduler"]
+    assert networking.severity == ERROR and "VariantNotFound" in networking.message
+    assert scheduler.severity == ERROR and "instead of the platform's linstor" in scheduler.message
+    assert "release fails" not in networking.message
 
 
 # ---- PLT-12 -------------------------------------------------------------------------------------
