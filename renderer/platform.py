@@ -244,7 +244,8 @@ class PlatformFacts:
             if self.reads("networking.encryption") and isinstance(encryption, dict) and \
                     go_truthy(encryption.get("enabled")):
                 kubeovn["func"] = {"ENABLE_OVN_IPSEC": True}
-            if self.system_variant in ISP_FULL_VARIANTS:
+            # system.yaml builds the components only `if .Values.networking` (networking: null -> none).
+            if self.system_variant in ISP_FULL_VARIANTS and go_truthy(self.chart_get("networking")):
                 rendered = {"cilium": {"values": {"cilium": cilium}}}
                 if kubeovn:
                     rendered["kubeovn"] = {"values": {"kube-ovn": kubeovn}}
