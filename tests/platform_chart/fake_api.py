@@ -100,7 +100,7 @@ def serve(cluster: FakeCluster, folder: Path) -> Iterator[Path]:
     """Run the fake API server; yields a kubeconfig file pointing at it."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             code, body = cluster.handle(self.path)
             data = json.dumps(body if body is not None else {"kind": "Status", "code": code}).encode()
             self.send_response(code)

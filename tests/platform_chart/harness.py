@@ -134,7 +134,7 @@ class ChartRunner:
         user.write_text(json.dumps(values))
         scheme = {}
         for api in api_versions or []:
-            group_version, _, kind = api.rpartition("/")
+            group_version, _, _kind = api.rpartition("/")
             group, _, version = group_version.rpartition("/")
             scheme[api] = {"gvr": {"group": group, "version": version}, "namespaced": False}
         args = [self.helm, "install", release.get("name", "RELEASE-NAME"), str(copy), "--namespace",
@@ -237,12 +237,7 @@ def run_case(runner: ChartRunner, case: Case) -> list[str]:
                 failures.append(f"#{number} hasDocuments {spec}: {len(docs)} documents")
             continue
         if kind == "containsDocument":
-            def matches(d: dict[str, Any]) -> bool:
-                meta = d.get("metadata") or {}
-                return d.get("apiVersion") == spec.get("apiVersion") and d.get("kind") == spec.get("kind") and \
-                    ("name" not in spec or meta.get("name") == spec["name"]) and \
-                    ("namespace" not in spec or meta.get("namespace") == spec["namespace"])
-            ok = any(matches(d) for d in docs)
+            ok = any(_is_document(d, spec) for d in docs)
             if ok == negate:
                 failures.append(f"#{number} containsDocument {spec}")
             continue
@@ -262,6 +257,13 @@ def run_case(runner: ChartRunner, case: Case) -> list[str]:
             if (problem is None) == negate:
                 failures.append(f"#{number} {kind} {spec}{' (not)' if negate else ''}: {problem or 'held'}")
     return failures
+
+
+def _is_document(doc: dict[str, Any], spec: dict[str, Any]) -> bool:
+    meta = doc.get("metadata") or {}
+    return doc.get("apiVersion") == spec.get("apiVersion") and doc.get("kind") == spec.get("kind") and \
+        ("name" not in spec or meta.get("name") == spec["name"]) and \
+        ("namespace" not in spec or meta.get("namespace") == spec["namespace"])
 
 
 def _check(kind: str, spec: dict[str, Any], doc: dict[str, Any]) -> str | None:
