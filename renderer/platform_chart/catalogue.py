@@ -151,7 +151,8 @@ def _resolve_variables(expr: str, variables: dict[str, str], depth: int = 0) -> 
         name = found.group(0)
         if name == "$" or name not in variables:
             return name
-        return "(" + _resolve_variables(variables[name], variables, depth + 1) + ")"
+        # cozyVar keeps the variable's name for error messages (helm prints `at <eq $gpuVariant ...>`).
+        return f'(cozyVar "{name}" (' + _resolve_variables(variables[name], variables, depth + 1) + "))"
 
     return re.sub(r"\$\w+", replace, expr)
 

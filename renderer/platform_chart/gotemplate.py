@@ -50,7 +50,7 @@ def tokenize(text: str) -> list[tuple[str, str]]:
 
 # An expression tree: ("lit", value) | ("field", ".Values.a.b") | ("var", "$x") | ("call", name, [args])
 Node = tuple[Any, ...]
-FUNCTIONS = ("and", "or", "not", "eq", "ne", "has", "default", "list", "dig", "hasKey", "empty", "kindIs", "lookup")
+FUNCTIONS = ("and", "or", "not", "eq", "ne", "has", "default", "list", "dig", "hasKey", "empty", "kindIs", "lookup", "cozyVar")
 
 
 def parse(text: str, variables: dict[str, Node] | None = None) -> Node:
@@ -161,6 +161,8 @@ def evaluate(node: Node, values: dict[str, Any]) -> Any:
     kind = node[0]
     if kind == "lit":
         return node[1]
+    if kind == "call" and node[1] == "cozyVar":  # an inlined chart variable: (cozyVar "$name" <definition>)
+        return evaluate(node[2][1], values)
     if kind == "field":
         return _field(values, node[1])
     if kind == "walk":
@@ -243,4 +245,6 @@ def _show(node: Node) -> str:
     if node[0] == "lit":
         value = node[1]
         return f'"{value}"' if isinstance(value, str) else str(value).lower()
+    if node[1] == "cozyVar":
+        return str(node[2][0][1])
     return f"({node[1]} ...)"
