@@ -48,9 +48,11 @@ def tokenize(text: str) -> list[tuple[str, str]]:
     return out
 
 
-# An expression tree: ("lit", value) | ("field", ".Values.a.b") | ("var", "$x") | ("call", name, [args])
+# An expression tree: ("lit", value) | ("field", ".Values.a.b") | ("walk", base, [keys], text) |
+# ("call", name, [args]); a chart variable is inlined as (cozyVar "$name" <definition>).
 Node = tuple[Any, ...]
-FUNCTIONS = ("and", "or", "not", "eq", "ne", "has", "default", "list", "dig", "hasKey", "empty", "kindIs", "lookup", "cozyVar")
+FUNCTIONS = ("and", "or", "not", "eq", "ne", "has", "default", "list", "dig", "hasKey", "empty", "kindIs", "lookup",
+             "cozyVar")
 
 
 def parse(text: str, variables: dict[str, Node] | None = None) -> Node:
