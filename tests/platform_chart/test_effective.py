@@ -1,0 +1,184 @@
+"""`cozy-render effective`, `platforms` and the chart check (renderer.effective), with real helm."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer.pipeline import render
+from renderer.platform_chart import DEFAULT_VERSION, chart_dir
+from tests.conftest import OVERLAYS, overlay_doc
+
+SAMPLES = sorted(p for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())
+VARIANT_FILES = {"default": [], "isp-full": ["values-isp-full.yaml"], "isp-hosted": ["values-isp-hosted.yaml"],
+                 "isp-full-generic": ["values-isp-full-generic.yaml"]}
+
+
+def _helm_packages(helm: str, version: str, variant: str, values: dict[str, Any], tmp: Path) -> dict[str, str]:
+    """What real helm emits, computed here independently of renderer.effective: the bundles and
+    sources of a scratch copy, layered values.yaml, values-<variant>.yaml, the platform values."""
+    copy = tmp / f"chart-{version}"
+    if not copy.exists():
+        shutil.copytree(chart_dir(version), copy)
+        for item in (copy / "templates").iterdir():
+            if item.name not in ("_helpers.tpl", "sources.yaml", "bundles"):
+                item.unlink()
+    user = tmp / "values.json"
+    user.write_text(json.dumps(values))
+    args = [helm, "template", "cozystack-platform", str(copy), "-n", "cozy-system", "-f", str(copy / "values.yaml")]
+    args += [a for f in VARIANT_FILES[variant] for a in ("-f", str(copy / f))] + ["-f", str(user)]
+    done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=120)
+    from ruamel.yaml import YAML
+
+    docs = [d for d in YAML(typ="safe").load_all(done.stdout) if isinstance(d, dict) and d.get("kind") == "Package"]
+    return {d["metadata"]["name"]: d["spec"]["variant"] for d in docs}
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_effective_json_is_helm_plus_our_own(sample: Path, helm: str, cli, tmp_path: Path) -> None:
+    code, out, _ = cli("effective", str(sample), "-o", "json", "--helm", helm)
+    assert code == 0
+    listed = {p["name"]: p["variant"] for p in json.loads(out)["packages"]}
+    result = render(sample)
+    platform = next(e for e in result.objects if e.is_package("cozystack.cozystack-platform"))
+    spec = platform.obj["spec"]
+    expected = _helm_packages(helm, result.overlay.get("platform", "version") or DEFAULT_VERSION,
+                              spec["variant"], spec.get("components", {}).get("platform", {}).get("values", {}),
+                              tmp_path)
+    for e in result.objects:
+        if e.is_package():
+            expected[e.name] = (e.obj.get("spec") or {}).get("variant") or expected.get(e.name, "default")
+    assert listed == expected
+
+
+def test_effective_marks_origins(helm: str, cli) -> None:
+    code, out, _ = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "-o", "json", "--helm", helm)
+    assert code == 0
+    origins = {p["name"]: p["origin"] for p in json.loads(out)["packages"]}
+    assert origins["cozystack.cozystack-platform"] == "cozy-render"
+    assert origins["cozystack.metallb"] == "co-managed"  # a packages: entry patching a platform Package
+    assert origins["cozystack.cert-manager"] == "platform"
+    assert json.loads(out)["assumedAbsent"]
+
+
+def test_effective_table_and_yaml_say_what_was_assumed(helm: str, cli) -> None:
+    sample = str(OVERLAYS / "clusters" / "hubble-generic-01")
+    code, table, _ = cli("effective", sample, "-o", "table", "--helm", helm)
+    assert code == 0 and table.startswith("NAME ") and "ORIGIN" in table.splitlines()[0]
+    assert "assumed absent offline" in table and "ConfigMap cozy-system/cozystack" in table
+    code, text, _ = cli("effective", sample, "--helm", helm)
+    assert code == 0 and "# origin: platform\n" in text and "kind: Package" in text
+
+
+def test_effective_without_helm_is_one_line_saying_how_to_get_it(cli, tmp_path: Path) -> None:
+    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "--helm", str(tmp_path / "no-helm"))
+    assert code > 1 and out == ""
+    (line,) = err.splitlines()
+    assert "error[PLT-HELM]" in line and "fetch_kubectl.py" in line and "helm" in line
+
+
+def test_effective_without_helm_on_path(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"))
+    assert code == 3 and out == "" and err.count("\n") == 1 and "no helm on PATH" in err
+
+
+def test_platforms_lists_the_vendored_versions(cli) -> None:
+    code, out, _ = cli("platforms")
+    assert code == 0
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == ["main-3c780ac", "v1.6.2"]
+    assert any("(default)" in line and line.startswith(DEFAULT_VERSION) for line in lines)
+
+
+def test_effective_refuses_an_unshipped_version(helm: str, cli, cluster) -> None:
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "v9.9.9"}))
+    code, _, err = cli("effective", str(folder), "--helm", helm)
+    assert code == 3 and "error[PLT-VERSION]" in err and "--platform-chart" in err
+
+
+def test_effective_with_a_users_chart_copy(helm: str, cli, cluster, tmp_path: Path) -> None:
+    copy = tmp_path / "my-chart"
+    shutil.copytree(chart_dir("v1.6.2"), copy)
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "v1.6.3-rc"}))
+    code, out, _ = cli("effective", str(folder), "-o", "json", "--helm", helm, "--platform-chart", str(copy))
+    assert code == 0
+    packages = {p["name"]: p for p in json.loads(out)["packages"]}
+    assert packages["cozystack.multus"]["components"] == []  # v1.6.2 does not stage CNI plugins
+    assert "cozystack.kubevirt" in packages
+
+
+# ---- the six failing value sets of issue 10: refused by render without helm, by check with the chart's message ----
+
+FAILING = [
+    {"bundles": {"system": {"enabled": "true"}, "iaas": {"enabled": True, "gpuOperatorVariant": "container"}}},
+    {"bundles": {"system": {"enabled": "yes"}, "iaas": {"enabled": True, "gpuOperatorVariant": "passthrough"}}},
+    {"publishing": {"apiServerEndpoint": "10.0.0.5:6443"}},
+    {"authentication": {"oidc": False}},
+    {"authentication": {"oidc": {"enabled": "true"}}},
+    {"networking": {"encryption": True}},
+]
+
+
+@pytest.mark.parametrize("values", FAILING, ids=[json.dumps(v) for v in FAILING])
+def test_each_failing_set_is_refused(values: dict[str, Any], helm: str, cli, cluster,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from renderer.effective.helm import render_platform
+
+    variant = "default" if "gpuOperatorVariant" in json.dumps(values) else "isp-full-generic"
+    folder = cluster(overlay_doc(platform={"variant": variant, "values": values}))
+    monkeypatch.setenv("PATH", str(Path(helm).parent.parent / "nothing-here"))
+    code, _, err = cli("render", str(folder))
+    assert code == 3 and "error[" in err  # without helm: the Python model (Go truthiness, Go template errors)
+    failure = render_platform(helm, chart_dir(DEFAULT_VERSION), variant, values).failure
+    assert failure is not None
+    monkeypatch.setenv("PATH", f"{Path(helm).parent}{os.pathsep}/usr/bin:/bin")
+    code, _, err = cli("check", str(folder))
+    assert code == 1
+    # The chart's exact message: PLT-CHART, or the model's finding that already carries it (reported once).
+    assert failure.message in err or failure.message.split(" at <", 1)[-1] in err, (failure.message, err)
+
+
+def test_check_reports_a_chart_failure_the_model_does_not_know(helm: str, cluster, tmp_path: Path) -> None:
+    """A user's chart with a guard the generated model has never seen: PLT-CHART, at the overlay line."""
+    from renderer.effective.chart_check import chart_findings
+
+    copy = tmp_path / "chart"
+    shutil.copytree(chart_dir(DEFAULT_VERSION), copy)
+    iaas = copy / "templates" / "bundles" / "iaas.yaml"
+    iaas.write_text('{{- if .Values.resources.cpuAllocationRatio }}{{ fail "resources.cpuAllocationRatio: '
+                    'a guard only this chart has" }}{{ end }}\n' + iaas.read_text())
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "values": {"resources": {"cpuAllocationRatio": 4}}}))
+    result = render(folder, refuse=False)
+    (finding,) = chart_findings(result, helm=helm, chart=copy)
+    assert finding.code == "PLT-CHART" and "a guard only this chart has" in finding.message
+    assert finding.location == result.overlay.locate(("platform", "values", "resources", "cpuAllocationRatio"))
+
+
+def test_chart_check_replaces_the_models_plt_11_12(helm: str, cluster) -> None:
+    from renderer.effective.chart_check import chart_findings
+
+    folder = cluster(overlay_doc(platform={"variant": "isp-full"}, packages={
+        "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}},
+        "cozystack.cozystack-scheduler": {"variant": "default"}}))
+    result = render(folder, refuse=False)
+    model = sorted((f.code, f.message) for f in result.findings if f.code in ("PLT-11", "PLT-12"))
+    chart = sorted((f.code, f.message) for f in chart_findings(result, helm=helm))
+    assert chart == model  # here the model and the chart agree, message for message
+    assert not [f for f in result.findings if f.code in ("PLT-11", "PLT-12")]
+
+
+def test_check_on_v1_6_2_does_not_apply_main_only_rules(cluster, cli) -> None:
+    values = {"networking": {"stageCniPlugins": "maybe"}}
+    main = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac", "values": values}))
+    code, _, err = cli("check", str(main))
+    assert code == 1 and "error[PLT-10]" in err
+    old = cluster(overlay_doc(platform={"variant": "isp-full", "version": "v1.6.2", "values": values}))
+    code, _, err = cli("check", str(old))
+    assert "PLT-10" not in err

@@ -1,0 +1,73 @@
+"""The render-path model of the chart (renderer.platform_chart.model), without helm."""
+
+from __future__ import annotations
+
+import pytest
+
+from renderer.platform import PlatformFacts
+from renderer.platform_chart.gotemplate import GoTemplateError, Unsupported, evaluate, parse
+from renderer.platform_chart.model import chart_model, go_format, url_parse_error, versioned_catalogue
+from renderer.variants import Variants
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (1e6, "1e+06"), (1000000, "1e+06"), (123456, "123456"), (1234567.0, "1.234567e+06"), (0.0001, "0.0001"),
+    (0.00001, "1e-05"), (1.5, "1.5"), (3.0, "3"), (-2.5e-7, "-2.5e-07"), (True, "true"), (None, "<nil>"),
+    ([True], "[true]"), ({"enabled": True}, "map[enabled:true]"), ({"b": 1, "a": [1, "x"]}, "map[a:[1 x] b:1]"),
+    ("text", "text"),
+])
+def test_go_format_is_percent_v_after_helms_json_round_trip(value, expected) -> None:
+    assert go_format(value) == expected
+
+
+def test_url_parse_errors_follow_go() -> None:
+    assert "first path segment in URL cannot contain colon" in (url_parse_error("10.0.0.5:6443") or "")
+    assert url_parse_error("https://10.0.0.5:6443") is None
+    assert url_parse_error("api.example.org:6443") is None  # parses, with scheme "api.example.org"
+    assert "expected string" in (url_parse_error(6443) or "")
+
+
+def facts(variant: str, values: dict, version: str = "main-3c780ac") -> PlatformFacts:
+    return PlatformFacts(Variants().catalogue(), variant, values, version=version)
+
+
+def test_go_truthiness_turns_a_bundle_on() -> None:
+    for flag in ("true", "false", "yes", 1):
+        assert facts("default", {"bundles": {"system": {"enabled": flag}}}).rendered_packages, flag
+    for flag in (False, "", 0, None):
+        assert not facts("default", {"bundles": {"system": {"enabled": flag}}}).rendered_packages, flag
+
+
+def test_versions_differ_where_the_charts_do() -> None:
+    main, old = chart_model("main-3c780ac"), chart_model("v1.6.2")
+    assert len(main.emits) == 93 and len(old.emits) == 91  # issue 10: 93 names at main
+    assert len(main.sources) == 99 and len(old.sources) == 98
+    assert "cozystack.computeplane-application" in main.emits and "cozystack.computeplane-application" not in old.emits
+    assert main.reads("networking.stageCniPlugins") and not old.reads("networking.stageCniPlugins")
+    # main fails on {encryption: true} (dig through a bool); v1.6.2 never reads it.
+    assert facts("isp-full", {"networking": {"encryption": True}}).chart_problems
+    assert not facts("isp-full", {"networking": {"encryption": True}}, "v1.6.2").chart_problems
+    # main's iaas guard needs the system bundle; v1.6.2 has no such guard.
+    values = {"bundles": {"system": {"enabled": False}, "iaas": {"enabled": True}}}
+    assert facts("default", values).chart_problems
+    assert not facts("default", values, "v1.6.2").chart_problems
+
+
+def test_the_catalogue_has_every_source_of_the_chart() -> None:
+    for version in ("v1.6.2", "main-3c780ac"):
+        catalogue = versioned_catalogue(Variants().catalogue(), version)
+        mariadb = catalogue["packages"]["cozystack.mariadb-operator"]
+        assert list(mariadb["variants"]) == ["default"] and "partial" not in mariadb
+        assert set(chart_model(version).emits) <= set(catalogue["packages"])
+
+
+def test_the_evaluator_refuses_what_it_does_not_model() -> None:
+    with pytest.raises(Unsupported):
+        parse("printf \"%s\" .Values.x")
+    with pytest.raises(GoTemplateError, match="can't evaluate field enabled in type interface"):
+        evaluate(parse(".Values.a.enabled"), {"a": False})
+    with pytest.raises(GoTemplateError, match="nil pointer evaluating interface"):
+        evaluate(parse(".Values.a.b.c"), {})
+    with pytest.raises(GoTemplateError, match="incompatible types for comparison"):
+        evaluate(parse('eq .Values.a "x"'), {"a": [1]})
+    assert evaluate(parse('has "x" (default (list) .Values.l)'), {"l": ["x"]}) is True
