@@ -32,15 +32,19 @@ from renderer.errors import fail
 
 RELEASE = "cozystack-platform"
 NAMESPACE = "cozy-system"
-# Rendered offline: the bundles (every child Package), the PackageSources and their helpers.
-OFFLINE_TEMPLATES = ("_helpers.tpl", "sources.yaml", "bundles")
+# Rendered offline: the bundles (every child Package) and their helpers. templates/sources.yaml only
+# copies sources/*.yaml verbatim (`.Files.Get`), so PackageSources are read from the chart folder
+# instead of parsed back out of helm's output (which would triple the cost of a run).
+OFFLINE_TEMPLATES = ("_helpers.tpl", "bundles")
+WITH_SOURCES = ("_helpers.tpl", "sources.yaml", "bundles")
 # What an offline render cannot see, and so assumes absent (lookup returns nothing).
 ASSUMED_ABSENT = (
     "ConfigMap cozy-system/cozystack (isp-full-generic: api-server-endpoint and ipv4 CIDRs come from "
     "publishing.apiServerEndpoint and networking.* instead)",
     "Package cozystack.ouroboros live (the proxyProtocol disable guard cannot fire)",
     "templates needing a cluster left out: apps.yaml, cozystack-version.yaml, migration-hook.yaml, "
-    "repository.yaml, containerd-registry-secret.yaml, deletion-protection.yaml, scheduling.yaml, NOTES.txt",
+    "repository.yaml, containerd-registry-secret.yaml, deletion-protection.yaml, scheduling.yaml, NOTES.txt "
+    "(PackageSources are sources/*.yaml verbatim, read from the chart folder)",
 )
 # The operator's platform variants and their values files after values.yaml (main.go).
 VARIANT_FILES = {
@@ -77,7 +81,21 @@ class ChartRender(NamedTuple):
         return {doc["metadata"]["name"]: doc for doc in self.documents if doc.get("kind") == "Package"}
 
     def sources(self) -> dict[str, dict[str, Any]]:
+        """PackageSources in the output (only when sources.yaml was rendered: ``WITH_SOURCES``)."""
         return {doc["metadata"]["name"]: doc for doc in self.documents if doc.get("kind") == "PackageSource"}
+
+
+def chart_sources(chart: Path) -> list[str]:
+    """PackageSource names the chart ships (templates/sources.yaml emits sources/*.yaml as they are)."""
+    import re
+
+    names = []
+    for path in sorted((chart / "sources").glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"^kind: PackageSource$", text, re.M):
+            found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
+            names.append(found.group(1) if found else path.stem)
+    return names
 
 
 def find_helm(explicit: str | os.PathLike[str] | None = None) -> str | None:
@@ -98,20 +116,22 @@ def require_helm(explicit: str | os.PathLike[str] | None = None) -> str:
 
 
 @contextmanager
-def offline_chart(chart: Path) -> Iterator[Path]:
-    """A scratch copy of ``chart`` with only the templates that render without a cluster."""
+def offline_chart(chart: Path, templates: tuple[str, ...] = OFFLINE_TEMPLATES) -> Iterator[Path]:
+    """A scratch copy of ``chart`` with only ``templates`` (ones that render without a cluster)."""
     with tempfile.TemporaryDirectory(prefix="cozy-render-chart-") as tmp:
         copy = Path(tmp) / "platform"
         copy.mkdir()
         for item in chart.iterdir():
-            if item.name == "templates":
+            # sources/ is read only by templates/sources.yaml (.Files.Glob); without that template it
+            # is ~100 files of copying for nothing.
+            if item.name == "templates" or (item.name == "sources" and "sources.yaml" not in templates):
                 continue
             if item.is_dir():
                 shutil.copytree(item, copy / item.name)
             elif item.is_file():
                 shutil.copy2(item, copy / item.name)
         (copy / "templates").mkdir()
-        for name in OFFLINE_TEMPLATES:
+        for name in templates:
             source = chart / "templates" / name
             if source.is_dir():
                 shutil.copytree(source, copy / "templates" / name)
@@ -155,10 +175,10 @@ def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]
 
 def parse_documents(text: str) -> list[dict[str, Any]]:
     """helm's output (trusted, and larger than the overlay reader's budgets allow): YAML 1.1 as the
-    API server's sigs.k8s.io/yaml reads it."""
+    API server's sigs.k8s.io/yaml reads it, through libyaml."""
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="safe")
+    yaml = YAML(typ="safe", pure=False)
     yaml.version = (1, 1)
     return [doc for doc in yaml.load_all(text) if isinstance(doc, dict)]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, render_platform
+from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, chart_sources, render_platform
 from renderer.errors import Finding, RenderError
 from renderer.model import OWNERSHIP_ANNOTATION, PACKAGE_API, PLATFORM_PACKAGE
 
@@ -77,7 +77,7 @@ def effective_set(result: Any, helm: str, chart: Path, version: str) -> Effectiv
         where = platform.source if platform is not None else None
         raise RenderError([Finding("PLT-CHART", f"the platform chart {version} fails "
                                    f"({rendered.failure.where}): {rendered.failure.message}", where)])
-    return EffectiveSet(version, chart, combine(rendered, result), len(rendered.sources()), ASSUMED_ABSENT)
+    return EffectiveSet(version, chart, combine(rendered, result), len(chart_sources(chart)), ASSUMED_ABSENT)
 
 
 def combine(rendered: ChartRender, result: Any) -> list[EffectivePackage]:

@@ -12,6 +12,7 @@ uses more fails loudly instead of being modelled wrongly.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 
@@ -53,6 +54,13 @@ def tokenize(text: str) -> list[tuple[str, str]]:
 Node = tuple[Any, ...]
 FUNCTIONS = ("and", "or", "not", "eq", "ne", "has", "default", "list", "dig", "hasKey", "empty", "kindIs", "lookup",
              "cozyVar")
+
+
+@lru_cache(maxsize=1024)
+def parsed(text: str) -> Node:
+    """``parse`` without variables, cached: the generated conditions repeat (every Package of a
+    bundle shares its guards), and a render evaluates them all."""
+    return parse(text)
 
 
 def parse(text: str, variables: dict[str, Node] | None = None) -> Node:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
-from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, parse, truthy
+from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, parsed, truthy
 from renderer.tree import helm_merge
 
 GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
@@ -192,15 +192,15 @@ class ChartModel:
             def run() -> None:
                 if not self._holds(entry["when"], values):
                     return
-                disabled = evaluate(parse("default (list) .Values.bundles.disabledPackages"), values)
-                enabled = evaluate(parse("default (list) .Values.bundles.enabledPackages"), values)
+                disabled = evaluate(parsed("default (list) .Values.bundles.disabledPackages"), values)
+                enabled = evaluate(parsed("default (list) .Values.bundles.enabledPackages"), values)
                 if _has(name, disabled, "disabledPackages"):
                     return
                 if entry["helper"] == "optional" and not _has(name, enabled, "enabledPackages"):
                     return
                 variant = entry["variant"]
                 if isinstance(variant, dict):
-                    variant = evaluate(parse(variant["expr"]), values)
+                    variant = evaluate(parsed(variant["expr"]), values)
                     variant = go_format(variant) if truthy(variant) else "default"
                 gate = name if entry["helper"] == "optional" else next(
                     (g for g in re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
@@ -212,7 +212,7 @@ class ChartModel:
         def check(entry: dict[str, Any]) -> Callable[[], None]:
             def run() -> None:
                 if self._holds(entry["when"], values):
-                    evaluate(parse(entry["expr"]), values)
+                    evaluate(parsed(entry["expr"]), values)
             return run
 
         def guard(entry: dict[str, Any]) -> Callable[[], ChartProblem | None]:
@@ -249,7 +249,7 @@ class ChartModel:
         return rendered, problems
 
     def _holds(self, conditions: list[str], values: dict[str, Any]) -> bool:
-        return all(truthy(evaluate(parse(c), values)) for c in conditions)
+        return all(truthy(evaluate(parsed(c), values)) for c in conditions)
 
     def _anchor_check(self, marker: str, spot: dict[str, Any], values: dict[str, Any]) \
             -> Callable[[], ChartProblem | None]:
@@ -260,20 +260,20 @@ class ChartModel:
             if emission is None or not self._holds(emission["when"], values):
                 return None
             if marker.startswith("urlParse"):
-                if not truthy(evaluate(parse(".Values.networking"), values)):
+                if not truthy(evaluate(parsed(".Values.networking"), values)):
                     return None
-                endpoint = evaluate(parse(".Values.publishing.apiServerEndpoint"), values)
+                endpoint = evaluate(parsed(".Values.publishing.apiServerEndpoint"), values)
                 why = url_parse_error(endpoint) if truthy(endpoint) else None
                 if why:
                     raise GoTemplateError("urlParse $apiServerEndpoint", why)
             elif marker.startswith("ternary"):
-                value = evaluate(parse(".Values.authentication.oidc.enabled"), values)
+                value = evaluate(parsed(".Values.authentication.oidc.enabled"), values)
                 if not isinstance(value, bool):
                     got = "<nil>" if value is None else go_type(value)
                     raise GoTemplateError(".Values.authentication.oidc.enabled",
                                           f"wrong type for value; expected bool; got {got}")
             elif marker.startswith("include"):
-                networking = evaluate(parse(".Values.networking"), values)
+                networking = evaluate(parsed(".Values.networking"), values)
                 if not truthy(networking):
                     networking = {}
                 if not isinstance(networking, dict):
@@ -316,7 +316,7 @@ def _fail_message(text: str, values: dict[str, Any]) -> str:
     found = re.match(r'^\(printf ("(?:[^"\\]|\\.)*")\s+(.*)\)$', text, re.S)
     if not found:
         return text
-    template, arg = json.loads(found.group(1)), evaluate(parse(found.group(2)), values)
+    template, arg = json.loads(found.group(1)), evaluate(parsed(found.group(2)), values)
     return template.replace("%q", go_quote(go_format(arg))).replace("%v", go_format(arg)).replace(
         "%s", go_format(arg))
 

@@ -182,3 +182,13 @@ def test_check_on_v1_6_2_does_not_apply_main_only_rules(cluster, cli) -> None:
     old = cluster(overlay_doc(platform={"variant": "isp-full", "version": "v1.6.2", "values": values}))
     code, _, err = cli("check", str(old))
     assert "PLT-10" not in err
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+def test_packagesources_read_from_the_chart_are_what_helm_emits(version: str, helm: str) -> None:
+    from renderer.effective.helm import WITH_SOURCES, chart_sources, offline_chart, template, values_files
+    from renderer.platform_chart.model import chart_model
+
+    with offline_chart(chart_dir(version), WITH_SOURCES) as copy:
+        emitted = template(helm, copy, values_files(copy, "isp-full"), {}).sources()
+    assert sorted(emitted) == sorted(chart_sources(chart_dir(version))) == sorted(chart_model(version).sources)
