@@ -82,7 +82,7 @@ def main() -> int:
             "cozy-render render": ([cozy, "render", str(SAMPLE)], without_helm),
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}
-        for name, (cmd, env) in commands.items():  # warm-up
+        for cmd, env in commands.values():  # warm-up
             timed(cmd, env)
         for _ in range(args.runs):
             for name, (cmd, env) in commands.items():
