@@ -168,18 +168,16 @@ def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_c
 
 
 def cmp_generate(path: Path) -> int:
-    from renderer.cmp import repository_root
+    from renderer import cmp
 
-    raw = os.environ.get("ARGOCD_APP_PARAMETERS", "")
-    root = repository_root(path, os.environ.get("ARGOCD_APP_SOURCE_PATH", ""))
+    request = cmp.settings(os.environ)
+    root = cmp.repository_root(path, os.environ.get("ARGOCD_APP_SOURCE_PATH", ""))
 
     def produce() -> tuple[str, str, list[Path]]:
-        from renderer.cmp import parse_parameters, render_for_argocd
-
-        text, warnings, inputs = render_for_argocd(path, parse_parameters(raw), root)
+        text, warnings, inputs = cmp.render_for_argocd(path, request, root)
         return text, _warnings_text(warnings), inputs
 
-    return _cached(path, root, ["cmp", raw], produce)
+    return _cached(path, root, ["cmp", *request.cache_key()], produce)
 
 
 def check_command(paths: list[Path], fmt: str = "text", variants: Path | None = None, root: Path | None = None,

@@ -59,7 +59,8 @@ def main() -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="stdout format: a YAML stream (default) or a JSON v1 List. Not with --out.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write a kustomize directory (one file per object) instead of stdout; replaced atomically.")
 @click.option("--all", "all_clusters", is_flag=True,
@@ -72,7 +73,7 @@ def main() -> None:
 @_k8s_opt
 @_validator_opt
 @guarded
-def render(path: Path, fmt: str, out: Path | None, all_clusters: bool, check_only: bool,
+def render(path: Path, fmt: str | None, out: Path | None, all_clusters: bool, check_only: bool,
            variants: Path | None, root: Path | None, strict: bool, kubernetes_version: str | None,
            validator: str) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
@@ -80,7 +81,9 @@ def render(path: Path, fmt: str, out: Path | None, all_clusters: bool, check_onl
 
     if check_only and out is None:
         raise click.UsageError("--check needs --out DIR")
-    return render_command(path, fmt, out, all_clusters, check_only, variants, root, strict,
+    if fmt is not None and out is not None:
+        raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
+    return render_command(path, fmt or "yaml", out, all_clusters, check_only, variants, root, strict,
                           kubernetes_version, validator)
 
 

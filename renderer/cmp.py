@@ -1,12 +1,52 @@
-"""Argo CD CMP adapter: parameters in, one YAML stream out. No printing, no exiting."""
+"""Argo CD CMP adapter: the request environment in, one YAML stream out. No printing, no exiting.
+
+What ``cmp generate`` reads, and nothing else (README "Argo CD"; reference: argo-cd
+reposerver/repository/repository.go ``getPluginEnvs``):
+
+- ``ARGOCD_APP_PARAMETERS``: the Application's plugin parameters (``vars``, ``strict``,
+  ``kubernetes-version``);
+- ``ARGOCD_ENV_strict`` and ``ARGOCD_ENV_kubernetes-version``: plugin ``env`` entries, which Argo CD
+  prefixes with ``ARGOCD_ENV_`` and passes with the name as written; the name is matched ignoring
+  case and ``-``/``_`` (``ARGOCD_ENV_KUBERNETES_VERSION`` works too). Set on the sidecar container
+  itself they are a fleet-wide default, since the request's entries come after the container's;
+- ``KUBE_VERSION``: the destination cluster's version, the default ``kubernetes-version``;
+- ``ARGOCD_APP_SOURCE_PATH``: to find the repository root.
+
+A parameter wins over an env entry, which wins over ``KUBE_VERSION``, which wins over the built-in
+default. All of them are part of Argo CD's manifest cache key (the app source with its plugin env
+and parameters, and the cluster version), so a render stays a pure function of that key.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from renderer.errors import ERROR, Finding, RenderError, fail
+from renderer.codes import Code
+from renderer.errors import ERROR, WARNING, Finding, RenderError, fail
+
+CODES: list[Code] = [
+    Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
+         "Plugin env entries `strict` (\"true\"/\"false\") and `kubernetes-version` (a bundled minor such as "
+         "\"1.31\") arrive as ARGOCD_ENV_strict and ARGOCD_ENV_kubernetes-version. Two spellings of one setting "
+         "with different values are refused as well. An empty value means unset.",
+         "argo-cd reposerver/repository/repository.go getPluginParamEnvs (ARGOCD_ENV_ prefix)"),
+    Code("CMP-KUBE-VERSION", WARNING, "KUBE_VERSION has no bundled schemas; the nearest bundled minor is used",
+         "KUBE_VERSION (the destination cluster's version) picks the core-kind schemas when no parameter or env "
+         "entry does. A version newer than the newest bundled minor is validated with the newest, an older one "
+         "with the oldest, an unparseable one with the default; the render goes on. Set the kubernetes-version "
+         "parameter to silence it. strict does not turn this notice into a failure: it is about the "
+         "schemas cozy-render ships, not about the overlay.",
+         "argo-cd reposerver/repository/repository.go getPluginEnvs (KUBE_VERSION, k8sversion.ParseGeneric)"),
+]
+
+ENV_PREFIX = "ARGOCD_ENV_"
+# Settings read from plugin env entries; `vars` stays a parameter (a map has no env form).
+ENV_SETTINGS = ("strict", "kubernetes-version")
+_KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
 
 
 def parse_parameters(raw: str) -> dict[str, Any]:
@@ -47,6 +87,84 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     return params
 
 
+
+
+class Settings(NamedTuple):
+    """What one ``cmp generate`` request asks for, after precedence is applied."""
+
+    vars: dict[str, str] | None
+    strict: bool
+    kubernetes_version: str | None  # None: the built-in default
+    notices: list[Finding]  # CMP-KUBE-VERSION, printed on stderr; never fail the render
+
+    def cache_key(self) -> list[str]:
+        return [json.dumps(self.vars or {}, sort_keys=True), str(self.strict), self.kubernetes_version or "",
+                *(f.format() for f in self.notices)]
+
+
+def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
+    """The value of plugin env entry ``name`` (any case, ``-`` or ``_``); empty means unset."""
+    want = name.upper().replace("-", "_")
+    found = {key: value for key, value in environ.items()
+             if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX):].upper().replace("-", "_") == want
+             and value != ""}
+    if len(set(found.values())) > 1:
+        spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(found.items()))
+        raise fail("CMP-ENV", f"conflicting plugin env entries for {name}: {spelled}")
+    return next(iter(found.values()), None)
+
+
+def kube_version_default(value: str) -> tuple[str | None, list[Finding]]:
+    """The schema version for ``KUBE_VERSION`` (e.g. ``1.33.4``): its minor, or the nearest bundled one."""
+    from renderer.schemas.catalog import DEFAULT_KUBERNETES_VERSION, bundled_versions
+
+    if not value.strip():
+        return None, []
+    match = _KUBE_VERSION_RE.match(value)
+    bundled = bundled_versions()
+    if match is None:
+        return None, [Finding("CMP-KUBE-VERSION", f"KUBE_VERSION {value!r} is not a Kubernetes version; "
+                              f"validating with the default {_minor(DEFAULT_KUBERNETES_VERSION)}",
+                              severity=WARNING)]
+    wanted = (int(match.group(1)), int(match.group(2)))
+    minors = [tuple(int(p) for p in v.split(".")[:2]) for v in bundled]
+    if wanted in minors:
+        return f"{wanted[0]}.{wanted[1]}", []
+    nearest = minors[-1] if wanted > minors[-1] else minors[0]
+    side = "newest" if wanted > minors[-1] else "oldest"
+    chosen = f"{nearest[0]}.{nearest[1]}"
+    return chosen, [Finding("CMP-KUBE-VERSION",
+                            f"KUBE_VERSION {value} has no bundled schemas (bundled {_minor(bundled[0])}-"
+                            f"{_minor(bundled[-1])}); validating with the {side}, {chosen}", severity=WARNING)]
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def settings(environ: Mapping[str, str]) -> Settings:
+    """Parameters, then plugin env entries, then KUBE_VERSION (see the module docstring)."""
+    params = parse_parameters(environ.get("ARGOCD_APP_PARAMETERS", ""))
+    strict_env = _env_setting(environ, "strict")
+    if strict_env is not None and strict_env not in ("true", "false"):
+        raise fail("CMP-ENV", f"plugin env strict must be \"true\" or \"false\", got {strict_env!r}")
+    strict = params.get("strict", strict_env) == "true"
+    notices: list[Finding] = []
+    version = params.get("kubernetes-version") or None
+    if version is None:
+        version = _env_setting(environ, "kubernetes-version")
+        if version is not None:
+            from renderer.schemas.catalog import normalize_kubernetes_version
+
+            try:
+                normalize_kubernetes_version(version)
+            except ValueError as exc:
+                raise fail("CMP-ENV", f"plugin env kubernetes-version: {exc}") from None
+    if version is None:
+        version, notices = kube_version_default(environ.get("KUBE_VERSION", ""))
+    return Settings(params.get("vars") or None, strict, version, notices)
+
+
 def repository_root(app_dir: Path, source_path: str) -> Path | None:
     """The checkout Argo CD unpacked: the working directory minus ARGOCD_APP_SOURCE_PATH.
 
@@ -62,17 +180,24 @@ def repository_root(app_dir: Path, source_path: str) -> Path | None:
     return Path(*app.parts[:-len(parts)])
 
 
-def render_for_argocd(path: Path, params: dict[str, Any], root: Path | None = None) \
+def render_for_argocd(path: Path, request: Settings, root: Path | None = None) \
         -> tuple[str, list[Finding], list[Path]]:
+    """Render for the cmp-server. Paths in every message are relative to the repository root, the
+    same on every sidecar and in the user's checkout (not the server's temporary folder)."""
     from renderer import output
+    from renderer.overlay import find_cluster_file, find_root
     from renderer.pipeline import render
+    from renderer.yamlio import display_relative_to
 
-    result = render(path, root=root, extra_vars=params.get("vars") or None,
-                    kubernetes_version=params.get("kubernetes-version") or None)
+    repo_root = root or find_root(find_cluster_file(path).absolute())
+    with display_relative_to(repo_root):
+        result = render(path, root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version)
     warnings = [f for f in result.findings if f.severity != ERROR]
-    if params.get("strict") == "true" and warnings:
-        raise RenderError(warnings)
+    if request.strict and warnings:
+        # The sync fails on these, so they are errors here; the message says why.
+        raise RenderError([f._replace(severity=ERROR, message=f"{f.message} (strict: warnings fail the sync)")
+                           for f in warnings])
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")
-    return output.to_yaml(result.manifests), warnings, result.inputs
+    return output.to_yaml(result.manifests), request.notices + warnings, result.inputs

@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -230,10 +232,32 @@ def dump_one(obj: dict[str, Any]) -> str:
     return dump_stream([obj])
 
 
-def display_path(path: Path, base: Path | None = None) -> str:
-    """Path as shown in messages: relative to the working directory when it lies below it."""
-    base = base or Path.cwd()
+_DISPLAY_BASE: ContextVar[Path | None] = ContextVar("display_base", default=None)
+
+
+@contextmanager
+def display_relative_to(base: Path) -> Iterator[None]:
+    """Within the block, messages show paths relative to ``base``: ``cmp generate`` uses the repository
+    root, so a finding reads ``overlays/base/cluster.yaml:7:1`` instead of the cmp-server's
+    temporary ``/tmp/_cmp_server/<id>/overlays/base/cluster.yaml``."""
+    token = _DISPLAY_BASE.set(Path(os.path.abspath(base)))
     try:
-        return os.path.relpath(path, base) if str(path).startswith(str(base)) else str(path)
-    except ValueError:
-        return str(path)
+        yield
+    finally:
+        _DISPLAY_BASE.reset(token)
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """Path as shown in messages: relative to ``base``, else to the ``display_relative_to`` base, else
+    to the working directory (``../../base/cluster.yaml`` from a cluster folder). A path that shares
+    no folder with the base but the filesystem root is shown absolute: ``../../../opt/x`` helps nobody.
+    """
+    start = base or _DISPLAY_BASE.get() or Path.cwd()
+    target = os.path.abspath(path)
+    start_abs = os.path.abspath(start)
+    try:
+        if os.path.commonpath([target, start_abs]) in (os.sep, ""):
+            return target
+        return Path(os.path.relpath(target, start_abs)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return target

@@ -148,3 +148,125 @@ def test_null_empty_and_unset_parameters_mean_none() -> None:
         assert proc.returncode == 0, (value, proc.stderr)
         outputs.add(proc.stdout)
     assert len(outputs) == 1
+
+
+# --- the environment as Argo CD sends it (issue 11, Argo 2) ------------------------------------------------
+
+def _settings(env: dict[str, str]):
+    from renderer.cmp import settings
+
+    return settings(env)
+
+
+def test_kube_version_is_the_default_kubernetes_version() -> None:
+    assert _settings({"KUBE_VERSION": "1.31.7"}).kubernetes_version == "1.31"
+    assert _settings({"KUBE_VERSION": "v1.29.2-eks-4f4795d"}).kubernetes_version == "1.29"
+    assert _settings({"KUBE_VERSION": ""}).kubernetes_version is None  # unknown cluster version: built-in default
+    assert _settings({}).kubernetes_version is None
+
+
+def test_kube_version_outside_the_bundled_range_uses_the_nearest_minor() -> None:
+    from renderer.schemas.catalog import bundled_versions
+
+    newest, oldest = bundled_versions()[-1].rsplit(".", 1)[0], bundled_versions()[0].rsplit(".", 1)[0]
+    new = _settings({"KUBE_VERSION": "1.99.0"})
+    assert new.kubernetes_version == newest
+    assert [f.format() for f in new.notices] == [
+        f"warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.0 has no bundled schemas (bundled {oldest}-{newest}); "
+        f"validating with the newest, {newest}"]
+    assert _settings({"KUBE_VERSION": "1.10.3"}).kubernetes_version == oldest
+    garbage = _settings({"KUBE_VERSION": "banana"})
+    assert garbage.kubernetes_version is None and garbage.notices[0].code == "CMP-KUBE-VERSION"
+
+
+def test_precedence_parameter_then_env_entry_then_kube_version() -> None:
+    param = json.dumps([{"name": "kubernetes-version", "string": "1.30"}, {"name": "strict", "string": "false"}])
+    env = {"ARGOCD_ENV_kubernetes-version": "1.28", "ARGOCD_ENV_strict": "true", "KUBE_VERSION": "1.33.4"}
+    assert _settings({**env, "ARGOCD_APP_PARAMETERS": param})[1:3] == (False, "1.30")
+    assert _settings(env)[1:3] == (True, "1.28")
+    assert _settings({"KUBE_VERSION": "1.33.4"})[1:3] == (False, "1.33")
+    # upper-case snake spelling; an empty entry (Argo CD >= 3.0 passes them) is unset
+    assert _settings({"ARGOCD_ENV_KUBERNETES_VERSION": "1.27", "ARGOCD_ENV_STRICT": ""})[1:3] == (False, "1.27")
+
+
+def test_bad_env_entries_are_refused() -> None:
+    import pytest
+
+    from renderer.errors import RenderError
+
+    for env, message in [
+        ({"ARGOCD_ENV_strict": "yes"}, "error[CMP-ENV]: plugin env strict must be \"true\" or \"false\", got 'yes'"),
+        ({"ARGOCD_ENV_kubernetes-version": "1.2"}, "error[CMP-ENV]: plugin env kubernetes-version: no bundled"),
+        ({"ARGOCD_ENV_strict": "true", "ARGOCD_ENV_STRICT": "false"},
+         "error[CMP-ENV]: conflicting plugin env entries for strict: ARGOCD_ENV_STRICT='false', "
+         "ARGOCD_ENV_strict='true'"),
+    ]:
+        with pytest.raises(RenderError) as exc:
+            _settings(env)
+        assert str(exc.value).startswith(message)
+
+
+def test_env_entry_strict_fails_the_sync_with_errors() -> None:
+    proc = run(APP, {"ARGOCD_ENV_strict": "true"})
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert "error[PLT-11]: cozystack.metallb is co-managed" in proc.stderr
+    assert "(strict: warnings fail the sync)" in proc.stderr and "warning[" not in proc.stderr
+    relaxed = run(APP, {"ARGOCD_ENV_strict": "true", "ARGOCD_APP_PARAMETERS": json.dumps(
+        [{"name": "strict", "string": "false"}])})
+    assert relaxed.returncode == 0 and "warning[PLT-11]" in relaxed.stderr
+
+
+def test_kube_version_notice_on_stderr_and_render_goes_on() -> None:
+    proc = run(APP, {"KUBE_VERSION": "1.99.1"})
+    assert proc.returncode == 0 and proc.stdout == run(APP).stdout
+    assert "warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.1 has no bundled schemas" in proc.stderr
+
+
+def test_kube_version_picks_the_schemas(tmp_path: Path) -> None:
+    """A field only newer Kubernetes has, with a wrong type: refused with KUBE_VERSION 1.33, unknown (so
+    accepted, as kubeconform without -strict does) with 1.25."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo)
+    (repo / ".git").mkdir()
+    (repo / "extra" / "namespace.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: tenant-example}\n"
+        "spec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      containers: [{name: c, image: x, resizePolicy: not-a-list}]\n")
+    app = repo / "clusters" / "gpu-apt-01"
+    new = run(app, {"KUBE_VERSION": "1.33.4"})
+    old = run(app, {"KUBE_VERSION": "1.25.16"})
+    assert old.returncode == 0, old.stderr
+    assert new.returncode == 3 and "error[SCHEMA]" in new.stderr and "resizePolicy" in new.stderr
+
+
+# --- paths users can read (issue 11, Argo 3) ---------------------------------------------------------------
+
+def test_messages_name_paths_relative_to_the_repository_root(tmp_path: Path) -> None:
+    """In the cmp-server the working directory is <tmp>/_cmp_server/<id>/<source path>: a base layer's
+    error must read overlays/base/cluster.yaml:L:C, not the server's temporary path."""
+    import shutil
+
+    server_tmp = tmp_path / "_cmp_server" / "6f1c2a"
+    shutil.copytree(OVERLAYS, server_tmp / "overlays")
+    base = server_tmp / "overlays" / "base" / "cluster.yaml"
+    base.write_text(base.read_text() + "platform: {variant: 7}\n")
+    app = server_tmp / "overlays" / "clusters" / "gpu-apt-01"
+    proc = run(app, _cmp_server_env(app, "overlays/clusters/gpu-apt-01"))
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert proc.stderr.startswith("overlays/base/cluster.yaml:"), proc.stderr
+    assert str(tmp_path) not in proc.stderr and "_cmp_server" not in proc.stderr
+    # the same warning, in a sync that works, names the cluster file from the root too
+    ok = run(server_tmp / "overlays" / "clusters" / "gpu-apt-01",
+             _cmp_server_env(app, "overlays/clusters/gpu-apt-01") | {"ARGOCD_APP_PARAMETERS": "null"})
+    assert ok.returncode == 3  # the broken base still breaks it; a clean copy warns with a root-relative path
+    shutil.copy(OVERLAYS / "base" / "cluster.yaml", base)
+    clean = run(app, _cmp_server_env(app, "overlays/clusters/gpu-apt-01"))
+    assert clean.returncode == 0 and "overlays/clusters/gpu-apt-01/cluster.yaml:20:3: warning[PLT-11]" in clean.stderr
+
+
+def test_local_messages_are_relative_to_the_working_directory() -> None:
+    proc = subprocess.run([sys.executable, "-m", "renderer", "render", "."], cwd=APP, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0 and proc.stderr.startswith("cluster.yaml:20:3: warning[PLT-11]"), proc.stderr
