@@ -153,10 +153,12 @@ def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_c
         objects = [o for r in results for o in r.manifests]
         sys.stdout.write(output.to_json(objects) if fmt == "json" else output.to_yaml(objects))
         return EXIT_OK
+    from renderer import flux
+
     files: dict[str, str] = {}
     for r in results:
         prefix = f"{r.overlay.name}/" if all_clusters else ""
-        for name, content in output.directory_files(r.manifests).items():
+        for name, content in output.directory_files(flux.disable_substitution(r.manifests)).items():
             files[prefix + name] = content
     if check_only:
         stale = output.stale_files(out, files)
@@ -185,6 +187,7 @@ def check_command(paths: list[Path], fmt: str = "text", variants: Path | None = 
     """Render without refusing, run the output schemas and every rule, report all findings."""
     import json
 
+    from renderer import flux
     from renderer.overlay import load_overlay
     from renderer.pipeline import emit, sorted_findings
     from renderer.rules import run_rules
@@ -197,6 +200,7 @@ def check_command(paths: list[Path], fmt: str = "text", variants: Path | None = 
         findings.extend(result.findings)
         findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
         findings.extend(run_rules(result))
+        findings.extend(flux.check(result))
     findings = sorted_findings(findings)
     if fmt == "json":
         sys.stdout.write(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2) + "\n")

@@ -126,7 +126,7 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.cmp",)
+CODE_MODULES: tuple[str, ...] = ("renderer.cmp", "renderer.flux")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 
