@@ -174,6 +174,28 @@ def rules(rule_id: str | None) -> int:
     return EXIT_OK
 
 
+@main.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--all", "all_clusters", is_flag=True,
+              help="PATH is an overlay tree: every clusters/*/cluster.yaml (text lines: cluster<TAB>path).")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_variants_opt
+@_root_opt
+@guarded
+def inputs(path: Path, all_clusters: bool, fmt: str, variants: Path | None, root: Path | None) -> int:
+    """Every repository file the render of PATH reads, relative to the repository root
+    (for Argo CD's manifest-generate-paths)."""
+    import json
+
+    from renderer.app import cluster_paths
+    from renderer.inputs import cluster_inputs, text_lines
+
+    clusters = [cluster_inputs(p, variants, root) for p in cluster_paths(path, all_clusters)]
+    click.echo(json.dumps({"clusters": clusters}, indent=2) if fmt == "json" else
+               "\n".join(text_lines(clusters, all_clusters)))
+    return EXIT_OK
+
+
 def _add_module_commands() -> None:
     from renderer.commands import (
         ALL,
