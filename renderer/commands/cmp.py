@@ -18,9 +18,10 @@ PARAMETERS = [
     {"name": "vars", "title": "Overlay vars", "collectionType": "map",
      "tooltip": "Entries override the overlay's vars (strings) for this Application."},
     {"name": "strict", "title": "Fail on warnings", "string": "false",
-     "tooltip": "true: rule warnings fail the sync instead of being logged."},
-    {"name": "kubernetes-version", "title": "Kubernetes version for schema validation", "string": "1.33",
-     "tooltip": "Minor version of the destination cluster (1.25-1.37); picks the core-kind schemas."},
+     "tooltip": "true: rule warnings fail the sync instead of being logged (also: plugin env strict)."},
+    {"name": "kubernetes-version", "title": "Kubernetes version for schema validation",
+     "tooltip": "Minor version (1.25-1.37) whose core-kind schemas validate the output. Default: the "
+                "destination cluster's version (KUBE_VERSION), else 1.33."},
 ]
 
 
