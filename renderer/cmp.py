@@ -97,9 +97,6 @@ class Settings(NamedTuple):
     kubernetes_version: str | None  # None: the built-in default
     notices: list[Finding]  # CMP-KUBE-VERSION, printed on stderr; never fail the render
 
-    def cache_key(self) -> list[str]:
-        return [json.dumps(self.vars or {}, sort_keys=True), str(self.strict), self.kubernetes_version or "",
-                *(f.format() for f in self.notices)]
 
 
 def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
@@ -142,9 +139,10 @@ def _minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def settings(environ: Mapping[str, str]) -> Settings:
-    """Parameters, then plugin env entries, then KUBE_VERSION (see the module docstring)."""
-    params = parse_parameters(environ.get("ARGOCD_APP_PARAMETERS", ""))
+def settings(parameters: str, environ: Mapping[str, str], kube_version: str = "") -> Settings:
+    """``parameters`` (ARGOCD_APP_PARAMETERS), then the ``ARGOCD_ENV_*`` entries of ``environ``, then
+    ``kube_version`` (KUBE_VERSION); see the module docstring."""
+    params = parse_parameters(parameters)
     strict_env = _env_setting(environ, "strict")
     if strict_env is not None and strict_env not in ("true", "false"):
         raise fail("CMP-ENV", f"plugin env strict must be \"true\" or \"false\", got {strict_env!r}")
@@ -161,7 +159,7 @@ def settings(environ: Mapping[str, str]) -> Settings:
             except ValueError as exc:
                 raise fail("CMP-ENV", f"plugin env kubernetes-version: {exc}") from None
     if version is None:
-        version, notices = kube_version_default(environ.get("KUBE_VERSION", ""))
+        version, notices = kube_version_default(kube_version)
     return Settings(params.get("vars") or None, strict, version, notices)
 
 

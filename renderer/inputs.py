@@ -18,19 +18,14 @@ from typing import Any
 from renderer.variants import Variants
 
 
-class _RecordingVariants(Variants):
-    """The variant data a render uses, noting each file it looks up (user ``--variants`` files can be
-    repository files; shipped ones never are)."""
+def variant_overrides(variants: Variants) -> list[Path]:
+    """The ``--variants`` files a render reads: Variants loads every override of a shipped file when it
+    is built (shipped files come from the package, never from the repository)."""
+    from renderer.variants import _bundle
 
-    def __init__(self, override: Path | None) -> None:
-        super().__init__(override)
-        self.read: list[Path] = []
-
-    def find(self, relpath: str) -> Path:
-        path = super().find(relpath)
-        if self.override is not None and self.override in path.parents:
-            self.read.append(path)
-        return path
+    if variants.override is None:
+        return []
+    return [variants.override / rel for rel in _bundle() if (variants.override / rel).is_file()]
 
 
 def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None = None) -> dict[str, Any]:
@@ -39,18 +34,19 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     The render runs as ``render`` runs it (overlay, features, output schemas, rules) but is not
     refused by error findings: a cluster that fails its rules still reads the same files.
     """
+    from renderer.emit import emit
     from renderer.overlay import load_overlay
-    from renderer.pipeline import emit
+    from renderer.resolve import resolve
     from renderer.rules import run_rules
     from renderer.schemas import check_objects
 
     overlay = load_overlay(path, root)
-    recording = _RecordingVariants(variants)
-    result = emit(overlay, recording)
+    variant_data = Variants(variants)
+    result = emit(resolve(overlay, variant_data))
     check_objects(result, validator="builtin")
     run_rules(result)
     repo_root = overlay.root
-    read = {p.resolve() for p in [*result.inputs, *recording.read]}
+    read = {p.resolve() for p in [*result.inputs, *variant_overrides(variant_data)]}
     inside = sorted(p.relative_to(repo_root).as_posix() for p in read if repo_root in p.parents)
     return {"name": overlay.name, "cluster": overlay.cluster_file.relative_to(repo_root).as_posix(),
             "inputs": inside}

@@ -153,9 +153,11 @@ def test_null_empty_and_unset_parameters_mean_none() -> None:
 # --- the environment as Argo CD sends it (issue 11, Argo 2) ------------------------------------------------
 
 def _settings(env: dict[str, str]):
+    """The settings of a request whose environment is ``env`` (as CmpGenerateRequest.from_environment reads it)."""
     from renderer.cmp import settings
 
-    return settings(env)
+    plugin_env = {k: v for k, v in env.items() if k.startswith("ARGOCD_ENV_")}
+    return settings(env.get("ARGOCD_APP_PARAMETERS", ""), plugin_env, env.get("KUBE_VERSION", ""))
 
 
 def test_kube_version_is_the_default_kubernetes_version() -> None:
