@@ -163,22 +163,51 @@ def settings(parameters: str, environ: Mapping[str, str], kube_version: str = ""
     return Settings(params.get("vars") or None, strict, version, notices)
 
 
-def repository_root(app_dir: Path, source_path: str) -> Path | None:
-    """The checkout Argo CD unpacked: the working directory minus ARGOCD_APP_SOURCE_PATH.
+class Checkout(NamedTuple):
+    """What the cmp-server unpacked for this request."""
 
-    Argo CD may leave .git out of the tarball (a recommended speed-up), so the usual root detection
-    can miss; this is exact. None when the working directory does not end with the source path.
+    root: Path  # the unpacked folder: the boundary inherits and manifests paths must stay inside
+    prefix: str  # that folder's path inside the repository: "" unless Argo CD sent only a sub-tree
+
+
+# argocd-cmp-server unpacks each request into <ARGOCD_CMP_WORKDIR or $TMPDIR>/_cmp_server/<random>/
+# (argo-cd common/common.go DefaultCMPWorkDirName, cmpserver/plugin/plugin.go getTempDirMustCleanup).
+CMP_WORK_DIR_NAME = "_cmp_server"
+
+
+def checkout(app_dir: Path, source_path: str) -> Checkout | None:
+    """The checkout Argo CD unpacked, from the working directory and ARGOCD_APP_SOURCE_PATH.
+
+    Usually the working directory minus the source path. With the repo-server's
+    ``--plugin-use-manifest-generate-paths`` the tarball holds only the common root of the
+    Application's manifest-generate-paths (``overlays/`` for the shipped ApplicationSet), so the
+    working directory is ``.../_cmp_server/<id>/clusters/c1`` for source path
+    ``overlays/clusters/c1``: the unpacked folder is then the one below ``_cmp_server`` and its path
+    in the repository is what the source path has left over (``overlays``). Argo CD may leave .git
+    out of the tarball, so ordinary root detection can miss; this is exact. None when neither fits.
     """
     parts = [p for p in Path(source_path).parts if p not in ("", ".", "/")]
     if not parts or ".." in parts:
         return None
-    app = app_dir.absolute()
-    if tuple(app.parts[-len(parts):]) != tuple(parts):
-        return None
-    return Path(*app.parts[:-len(parts)])
+    app = app_dir.absolute().parts
+    if tuple(app[-len(parts):]) == tuple(parts):
+        return Checkout(Path(*app[:-len(parts)]), "")
+    for i in range(len(app) - 2, -1, -1):
+        if app[i] == CMP_WORK_DIR_NAME:
+            inside = app[i + 2:]
+            if inside and len(inside) < len(parts) and tuple(parts[-len(inside):]) == tuple(inside):
+                return Checkout(Path(*app[:i + 2]), "/".join(parts[:-len(inside)]))
+            break
+    return None
 
 
-def render_for_argocd(path: Path, request: Settings, root: Path | None = None) \
+def repository_root(app_dir: Path, source_path: str) -> Path | None:
+    """The unpacked folder of ``checkout``, or None."""
+    found = checkout(app_dir, source_path)
+    return found.root if found else None
+
+
+def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None = None) \
         -> tuple[str, list[Finding], list[Path]]:
     """Render for the cmp-server. Paths in every message are relative to the repository root, the
     same on every sidecar and in the user's checkout (not the server's temporary folder)."""
@@ -187,8 +216,9 @@ def render_for_argocd(path: Path, request: Settings, root: Path | None = None) \
     from renderer.pipeline import render
     from renderer.yamlio import display_relative_to
 
-    repo_root = root or find_root(find_cluster_file(path).absolute())
-    with display_relative_to(repo_root):
+    root = unpacked.root if unpacked else None
+    base = root or find_root(find_cluster_file(path).absolute())
+    with display_relative_to(base, unpacked.prefix if unpacked else ""):
         result = render(path, root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version)
     warnings = [f for f in result.findings if f.severity != ERROR]
     if request.strict and warnings:

@@ -232,15 +232,16 @@ def dump_one(obj: dict[str, Any]) -> str:
     return dump_stream([obj])
 
 
-_DISPLAY_BASE: ContextVar[Path | None] = ContextVar("display_base", default=None)
+_DISPLAY_BASE: ContextVar[tuple[Path, str] | None] = ContextVar("display_base", default=None)
 
 
 @contextmanager
-def display_relative_to(base: Path) -> Iterator[None]:
-    """Within the block, messages show paths relative to ``base``: ``cmp generate`` uses the repository
-    root, so a finding reads ``overlays/base/cluster.yaml:7:1`` instead of the cmp-server's
-    temporary ``/tmp/_cmp_server/<id>/overlays/base/cluster.yaml``."""
-    token = _DISPLAY_BASE.set(Path(os.path.abspath(base)))
+def display_relative_to(base: Path, prefix: str = "") -> Iterator[None]:
+    """Within the block, messages show paths below ``base`` relative to it, after ``prefix`` (the
+    base's own path in the repository, when it is a sub-tree). ``cmp generate`` uses the repository
+    root, so a finding reads ``overlays/base/cluster.yaml:7:1`` instead of the cmp-server's temporary
+    ``/tmp/_cmp_server/<id>/overlays/base/cluster.yaml``."""
+    token = _DISPLAY_BASE.set((Path(os.path.abspath(base)), prefix.strip("/")))
     try:
         yield
     finally:
@@ -252,12 +253,16 @@ def display_path(path: Path, base: Path | None = None) -> str:
     to the working directory (``../../base/cluster.yaml`` from a cluster folder). A path that shares
     no folder with the base but the filesystem root is shown absolute: ``../../../opt/x`` helps nobody.
     """
-    start = base or _DISPLAY_BASE.get() or Path.cwd()
+    prefix = ""
+    if base is None:
+        scoped = _DISPLAY_BASE.get()
+        base, prefix = scoped if scoped else (Path.cwd(), "")
     target = os.path.abspath(path)
-    start_abs = os.path.abspath(start)
+    start = os.path.abspath(base)
     try:
-        if os.path.commonpath([target, start_abs]) in (os.sep, ""):
+        if os.path.commonpath([target, start]) in (os.sep, ""):
             return target
-        return Path(os.path.relpath(target, start_abs)).as_posix()
+        relative = Path(os.path.relpath(target, start)).as_posix()
     except ValueError:  # another drive (Windows)
         return target
+    return f"{prefix}/{relative}" if prefix and not relative.startswith("..") else relative

@@ -103,6 +103,36 @@ def test_repository_root_needs_a_matching_source_path() -> None:
     assert repository_root(Path("/tmp/x/a/b"), "") is None
 
 
+def test_checkout_of_a_sub_tree_sent_with_manifest_generate_paths() -> None:
+    """--plugin-use-manifest-generate-paths: the tarball is the annotation paths' common root only."""
+    from renderer.cmp import Checkout, checkout
+
+    server = Path("/tmp/_cmp_server/0f3c")
+    assert checkout(server / "overlays/clusters/c1", "overlays/clusters/c1") == Checkout(server, "")
+    assert checkout(server / "clusters/c1", "overlays/clusters/c1") == Checkout(server, "overlays")
+    assert checkout(server / "c1", "fleet/overlays/c1") == Checkout(server, "fleet/overlays")
+    assert checkout(server / "clusters/c2", "overlays/clusters/c1") is None  # not this Application's path
+    assert checkout(Path("/tmp/elsewhere/clusters/c1"), "overlays/clusters/c1") is None  # not a cmp-server dir
+
+
+def test_sub_tree_checkout_renders_with_repository_paths(tmp_path: Path) -> None:
+    """The shipped ApplicationSet's annotation has common root overlays/: that is all the sidecar gets."""
+    import shutil
+
+    server = tmp_path / "_cmp_server" / "5e1d"
+    shutil.copytree(OVERLAYS, server)  # the contents of overlays/, at the top; no .git
+    app = server / "clusters" / "gpu-apt-01"
+    env = _cmp_server_env(app, "overlays/clusters/gpu-apt-01")
+    proc = run(app, env)
+    assert proc.returncode == 0, proc.stderr
+    assert "overlays/clusters/gpu-apt-01/cluster.yaml:20:3: warning[PLT-11]" in proc.stderr
+    assert proc.stdout == run(APP).stdout
+    base = server / "base" / "cluster.yaml"
+    base.write_text(base.read_text() + "platform: {variant: 7}\n")
+    broken = run(app, env)
+    assert broken.returncode == 3 and broken.stderr.startswith("overlays/base/cluster.yaml:"), broken.stderr
+
+
 def _cmp_server_env(app: Path, source_path: str) -> dict[str, str]:
     """The request environment argocd-cmp-server adds for an Application with no plugin parameters
     (reposerver/repository/repository.go newEnv + getPluginParamEnvs): the empty parameter list is

@@ -34,13 +34,13 @@ def generate(req: CmpGenerateRequest) -> int:
     from renderer import cmp
 
     request = cmp.settings(req.parameters, dict(req.plugin_env), req.kube_version)
-    root = cmp.repository_root(req.path, req.source_path)
+    unpacked = cmp.checkout(req.path, req.source_path)
 
     def produce() -> Produced:
-        text, warnings, inputs = cmp.render_for_argocd(req.path, request, root)
+        text, warnings, inputs = cmp.render_for_argocd(req.path, request, unpacked)
         return text, report.text(warnings), inputs
 
-    return write_cached(req, req.path, root, produce)
+    return write_cached(req, req.path, unpacked.root if unpacked else None, produce)
 
 
 def parameters() -> int:
