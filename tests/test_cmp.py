@@ -30,10 +30,12 @@ def test_generate_prints_only_manifests() -> None:
     assert not any(d.get("kind") == "List" for d in docs)
 
 
-def test_generate_does_not_depend_on_argocd_build_env() -> None:
+def test_generate_does_not_depend_on_the_other_build_variables() -> None:
+    """Only the parameters, the settings' env entries and KUBE_VERSION (which picks schemas, not objects) count."""
     plain = run(APP).stdout
     noisy = run(APP, {"ARGOCD_APP_NAME": "x", "ARGOCD_APP_REVISION": "deadbeef", "KUBE_VERSION": "1.30.0",
-                      "ARGOCD_APP_NAMESPACE": "somewhere"}).stdout
+                      "ARGOCD_APP_NAMESPACE": "somewhere", "KUBE_API_VERSIONS": "v1,apps/v1",
+                      "ARGOCD_ENV_unrelated": "x"}).stdout
     assert plain == noisy
 
 
