@@ -44,8 +44,7 @@ CODES: list[Code] = [
 ]
 
 ENV_PREFIX = "ARGOCD_ENV_"
-# Settings read from plugin env entries; `vars` stays a parameter (a map has no env form).
-ENV_SETTINGS = ("strict", "kubernetes-version")
+# Plugin env entries read: strict and kubernetes-version. `vars` stays a parameter (a map has no env form).
 _KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
 
 
@@ -87,8 +86,6 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     return params
 
 
-
-
 class Settings(NamedTuple):
     """What one ``cmp generate`` request asks for, after precedence is applied."""
 
@@ -96,7 +93,6 @@ class Settings(NamedTuple):
     strict: bool
     kubernetes_version: str | None  # None: the built-in default
     notices: list[Finding]  # CMP-KUBE-VERSION, printed on stderr; never fail the render
-
 
 
 def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
