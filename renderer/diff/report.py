@@ -43,12 +43,29 @@ def use_colour(choice: str, stream: TextIO) -> bool:
 
 
 def to_yaml(obj: Any) -> str:
+    """Sorted keys (as kubectl diff shows objects) and multi-line strings as literal blocks, so a
+    changed line of an embedded config (a NAD's CNI JSON) is one line of the diff."""
     if obj is None:
         return ""
+    return _yaml_dump(obj)
+
+
+def _yaml_dump(obj: Any) -> str:
     import yaml
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump(obj, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 16)
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[valid-type, misc]
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" ") \
+            else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return yaml.dump(obj, Dumper=Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                     width=1 << 16)
 
 
 def unified(item: Item) -> list[str]:
