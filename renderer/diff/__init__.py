@@ -197,9 +197,7 @@ def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> 
             raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
                                        f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
     cache_dir = Path(tempfile.mkdtemp(prefix="cozy-render-discovery-"))
-    source = ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
-    source.cleanup = cache_dir  # type: ignore[attr-defined]
-    return source
+    return ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
 
 
 def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
@@ -219,11 +217,9 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
         return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
                                        show_secrets=request.show_secrets, content_only=job.content_only)
     finally:
-        cleanup = getattr(source, "cleanup", None)
-        if cleanup is not None:
-            import shutil
-
-            shutil.rmtree(cleanup, ignore_errors=True)
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
 
 
 def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list[Any], list[Finding]]:

@@ -212,9 +212,19 @@ class ClusterSource:
         configuration.retries = 0  # our own bounded retries, under the deadline
         self.host = configuration.host
         self.api = client.ApiClient(configuration)
+        self.cache_dir = cache_dir
         self.cache_file = str(cache_dir / "discovery.json")
         self._dynamic: Any = None
         self._resources: dict[tuple[str, str], Any] = {}
+
+    def close(self) -> None:
+        """Close pooled connections (and remove the discovery cache)."""
+        import shutil
+
+        pool = getattr(getattr(self.api, "rest_client", None), "pool_manager", None)
+        if pool is not None:
+            pool.clear()
+        shutil.rmtree(self.cache_dir, ignore_errors=True)
 
     # - plumbing -
 
