@@ -213,8 +213,9 @@ NORMALISATIONS: list[Normalisation] = [
 
 
 class Foreign(NamedTuple):
-    pointer: tuple[str, ...]  # path in the object; "*" matches any key at that level
+    pointer: tuple[str, ...]  # path in the object
     reason: str
+    kind: str | None = None  # only objects of this kind (None: every kind)
 
 
 FOREIGN: list[Foreign] = [
@@ -238,10 +239,10 @@ FOREIGN: list[Foreign] = [
     Foreign(("metadata", "finalizers"), "added by controllers (the Cozystack operator, Flux) to guard deletion"),
     Foreign(("metadata", "ownerReferences"), "set by the controller that created the object"),
     Foreign(("metadata", "generateName"), "a creation-time request, not state"),
-    Foreign(("spec", "clusterIP"), "a Service's address is assigned by the API server"),
-    Foreign(("spec", "clusterIPs"), "a Service's addresses are assigned by the API server"),
-    Foreign(("spec", "ipFamilies"), "chosen by the API server from the cluster's IP families"),
-    Foreign(("spec", "ipFamilyPolicy"), "defaulted by the API server from the cluster's IP families"),
+    Foreign(("spec", "clusterIP"), "a Service's address is assigned by the API server", "Service"),
+    Foreign(("spec", "clusterIPs"), "a Service's addresses are assigned by the API server", "Service"),
+    Foreign(("spec", "ipFamilies"), "chosen by the API server from the cluster's IP families", "Service"),
+    Foreign(("spec", "ipFamilyPolicy"), "defaulted by the API server from the cluster's IP families", "Service"),
 ]
 
 
@@ -257,6 +258,8 @@ def normalise(obj: Obj, defaults: bool = True) -> Obj:
 def drop_foreign(live: Obj, desired: Obj) -> None:
     """Remove from ``live`` (in place) the FOREIGN paths ``desired`` does not set."""
     for entry in FOREIGN:
+        if entry.kind is not None and live.get("kind") != entry.kind:
+            continue
         *parents, leaf = entry.pointer
         node: Any = live
         want: Any = desired
