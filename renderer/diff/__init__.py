@@ -47,11 +47,13 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     err = stderr or sys.stderr
     _check_usage(request)
     _require_extra()
-    from renderer.diff import compare, report
+    from renderer.diff import report
 
     clusters = _render(request)
     jobs = [_job(request, result) for result in clusters]
     outcomes, failures = _run_jobs(request, jobs, err)
+    if failures and not outcomes:
+        raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
     findings = [f for o in outcomes for f in o.findings]
     external = _external_diff() if request.output == "text" else None
     if request.output == "json":
@@ -72,7 +74,6 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
         return EXIT_INPUT
     if different and not request.exit_zero:
         return EXIT_FINDINGS
-    assert all(i.status not in compare.DIFFERENT for o in outcomes for i in o.items) or request.exit_zero
     return EXIT_OK
 
 
@@ -197,7 +198,13 @@ def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> 
             raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
                                        f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
     cache_dir = Path(tempfile.mkdtemp(prefix="cozy-render-discovery-"))
-    return ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
+    try:
+        return ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        raise
 
 
 def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
@@ -240,6 +247,7 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
     done = threading.Event()
     lock = threading.Lock()
     threads: list[tuple[int, threading.Thread]] = []
+    crashed: list[BaseException] = []
 
     def work(i: int, job: _Job) -> None:
         try:
@@ -249,9 +257,9 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
         except RenderError as exc:
             with lock:
                 errors[i] = exc.findings
-        except Exception as exc:  # noqa: BLE001 - reported as an internal error for this cluster below
+        except BaseException as exc:  # noqa: BLE001 - a bug: re-raised in the main thread (exit 4)
             with lock:
-                errors[i] = [Finding("DIFF-LIVE", f"{job.cluster}: internal error {type(exc).__name__}: {exc}")]
+                crashed.append(exc)
         finally:
             slots.release()
             with lock:
@@ -271,6 +279,8 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
                 errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i].cluster}: no answer within "
                                               f"--timeout {request.timeout:g}s")])
     progress.clear()
+    if crashed:
+        raise crashed[0]
     with lock:
         return [results[i] for i in sorted(results) if i not in errors], \
             [f for i in sorted(errors) for f in errors[i]]

@@ -210,6 +210,8 @@ def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | 
     for d in desired:
         key = key_of(d.obj)
         rendered_keys.add(key)
+        if not key[2]:  # applied without a namespace: it lands in the default namespace
+            rendered_keys.add((key[0], key[1], "default", key[3]))
         current = live.get(key)
         items.append(_compare_one(key, d, current, ignores, show_secrets, content_only, findings))
     for obj in sorted(labelled, key=key_of):

@@ -239,6 +239,8 @@ FOREIGN: list[Foreign] = [
     Foreign(("metadata", "finalizers"), "added by controllers (the Cozystack operator, Flux) to guard deletion"),
     Foreign(("metadata", "ownerReferences"), "set by the controller that created the object"),
     Foreign(("metadata", "generateName"), "a creation-time request, not state"),
+    Foreign(("metadata", "namespace"), "an object rendered without a namespace is applied to the "
+            "kubeconfig context's namespace (default)"),
     Foreign(("spec", "clusterIP"), "a Service's address is assigned by the API server", "Service"),
     Foreign(("spec", "clusterIPs"), "a Service's addresses are assigned by the API server", "Service"),
     Foreign(("spec", "ipFamilies"), "chosen by the API server from the cluster's IP families", "Service"),

@@ -165,11 +165,11 @@ def as_json(outcomes: list[Outcome], findings: list[Finding]) -> str:
 _VALID_ARG = re.compile(r"^[a-zA-Z0-9-=]+$")  # kubectl drops any other extra argument
 
 
-def external_command(value: str) -> list[str]:
-    """kubectl's reading of KUBECTL_EXTERNAL_DIFF: split on spaces, the program then only arguments
-    made of letters, digits, '-' and '='; the two folders come after them."""
+def external_command(value: str, live: str, merged: str) -> list[str]:
+    """kubectl's reading of KUBECTL_EXTERNAL_DIFF (``DiffProgram.getCommand``): split on spaces; the
+    program, the two folders, then only the extra arguments made of letters, digits, '-' and '='."""
     program, *extra = value.split(" ")
-    return [program, *[a for a in extra if _VALID_ARG.match(a)]]
+    return [program, live, merged, *[a for a in extra if _VALID_ARG.match(a)]]
 
 
 def _file_name(item: Item) -> str:
@@ -181,7 +181,6 @@ def _file_name(item: Item) -> str:
 def run_external(value: str, outcomes: list[Outcome]) -> int:
     """Write LIVE and MERGED folders (kubectl's layout: group.version.Kind.namespace.name files) and run
     the program once on them; its exit code 0 or 1 is ours, anything else is an error."""
-    command = external_command(value)
     with tempfile.TemporaryDirectory(prefix="cozy-render-diff-") as tmp:
         live_dir, merged_dir = Path(tmp, "LIVE"), Path(tmp, "MERGED")
         live_dir.mkdir()
@@ -195,8 +194,9 @@ def run_external(value: str, outcomes: list[Outcome]) -> int:
                     (live_dir / name).write_text(to_yaml(item.live), encoding="utf-8")
                 if item.desired is not None:
                     (merged_dir / name).write_text(to_yaml(item.desired), encoding="utf-8")
+        command = external_command(value, str(live_dir), str(merged_dir))
         try:
-            code = subprocess.call([*command, str(live_dir), str(merged_dir)])
+            code = subprocess.call(command)
         except OSError as exc:
             raise RenderError([Finding("DIFF-EXTERNAL", f"KUBECTL_EXTERNAL_DIFF={shlex.quote(value)}: {exc}")],
                               EXIT_INPUT) from None

@@ -298,3 +298,32 @@ def test_kubectl_get_agrees_with_the_fake(synced: tuple[KubeFake, Path, Path], t
     fake.fail("packages", 403)
     forbidden = subprocess.run([*base, "get", "packages.cozystack.io"], capture_output=True, text=True, timeout=60)
     assert forbidden.returncode == 1 and "Forbidden" in forbidden.stderr
+
+
+def test_json_output_of_an_unreadable_cluster_is_empty(synced: tuple[KubeFake, Path, Path]) -> None:
+    fake, vlan, kc = synced
+    fake.fail("packages", 500)
+    result = cozy("diff", vlan, "--kubeconfig", kc, "-o", "json")
+    assert result.code == 3 and result.stdout == ""
+    assert result.stderr.startswith("error[DIFF-LIVE]")
+
+
+def test_in_cluster_service_account_is_used_without_a_kubeconfig(vlan: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  kube_fake: KubeFake) -> None:
+    """No kubeconfig anywhere and KUBERNETES_SERVICE_HOST set: the pod's service account. In-cluster
+    config is always https, which the plain-HTTP fake cannot answer: the error names the path taken."""
+    from kubernetes.config import incluster_config
+
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("sa-token")
+    ca.write_text("not a certificate")
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
+    port = kube_fake.url.rsplit(":", 1)[1]
+    result = cozy("diff", vlan, "--timeout", "5", env={"KUBECONFIG": "", "HOME": str(tmp_path),
+                                                       "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                                                       "KUBERNETES_SERVICE_PORT": port})
+    assert result.code == 3, result
+    assert "in-cluster" in result.stderr and "Traceback" not in result.stderr
+    assert "sa-token" not in result.stderr

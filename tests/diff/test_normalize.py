@@ -106,8 +106,10 @@ def test_foreign_path_dropped_from_live_only_when_the_render_lacks_it(entry) -> 
         node[leaf] = value
         return obj
 
+    lacking = _obj(kind=entry.kind or "ConfigMap")
+    lacking["metadata"].pop(leaf, None)
     live = build("theirs")
-    drop_foreign(live, _obj())
+    drop_foreign(live, lacking)
     node: Any = live
     for part in parents:
         node = node.get(part, {})

@@ -66,9 +66,9 @@ def test_run_takes_a_request_with_defaults(drifted: tuple[Path, Path]) -> None:
 
 
 def test_external_command_is_read_as_kubectl_reads_it() -> None:
-    assert external_command("diff") == ["diff"]
-    assert external_command("colordiff -N -u --label=x") == ["colordiff", "-N", "-u", "--label=x"]
-    assert external_command("dyff between --omit-header;rm$(x) -u") == ["dyff", "between", "-u"]
+    assert external_command("diff", "L", "M") == ["diff", "L", "M"]
+    assert external_command("colordiff -N -u --label=x", "L", "M") == ["colordiff", "L", "M", "-N", "-u", "--label=x"]
+    assert external_command("dyff between --omit-header;rm$(x) -u", "L", "M") == ["dyff", "L", "M", "between", "-u"]
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -82,8 +82,8 @@ def test_kubectl_external_diff_gets_live_and_merged_folders(drifted: tuple[Path,
     program = tmp_path / "mydiff"
     program.write_text(f"""#!{sys.executable}
 import json, os, sys
-live, merged = sys.argv[-2:]
-json.dump({{"args": sys.argv[1:-2], "live": sorted(os.listdir(live)), "merged": sorted(os.listdir(merged))}},
+live, merged = sys.argv[1:3]
+json.dump({{"args": sys.argv[3:], "live": sorted(os.listdir(live)), "merged": sorted(os.listdir(merged))}},
           open({str(record)!r}, "w"))
 sys.exit(1)
 """)

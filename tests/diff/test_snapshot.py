@@ -360,3 +360,18 @@ def test_contradicting_options_are_usage_errors(vlan: Path, tmp_path: Path, args
     result = cozy("diff", vlan, *args)
     assert result.code == 2
     assert "error[DIFF-USAGE]" in result.stderr
+
+
+def test_object_rendered_without_a_namespace_matches_default(vlan: Path, tmp_path: Path) -> None:
+    cluster = vlan / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + """
+manifests:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: plain}, data: {a: b}}
+""")
+    live = live_copy(render_objects(vlan))
+    for obj in live:
+        if obj["kind"] == "ConfigMap":
+            obj["metadata"]["namespace"] = "default"
+    result = cozy("diff", vlan, "--snapshot", write_list(tmp_path / "live.yaml", live))
+    assert result.code == 0, result
+    assert "unchanged             ConfigMap plain" in result.stdout
