@@ -138,6 +138,25 @@ def _selector_matches(selector: str, labels: dict[str, str]) -> bool:
     return True
 
 
+class Gauge:
+    """Requests in flight across the fakes that share it, and the most seen at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.current = 0
+        self.peak = 0
+
+    def __enter__(self) -> Gauge:
+        with self.lock:
+            self.current += 1
+            self.peak = max(self.peak, self.current)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.current -= 1
+
+
 class Fault(NamedTuple):
     pattern: re.Pattern[str]
     kind: str  # status | slow | truncate | garble
@@ -151,6 +170,7 @@ class KubeFake:
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.token: str | None = None
+        self.gauge: Gauge | None = None  # shared between fakes: how many requests are in flight at once
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -301,10 +321,16 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             self._send(code, answer, fault)
 
         def do_GET(self) -> None:
-            self._handle("GET")
+            self._measured("GET")
 
         def do_PATCH(self) -> None:
-            self._handle("PATCH")
+            self._measured("PATCH")
+
+        def _measured(self, method: str) -> None:
+            if fake.gauge is None:
+                return self._handle(method)
+            with fake.gauge:
+                return self._handle(method)
 
         def _route(self, method: str, path: str, query: dict[str, list[str]], body: bytes) -> tuple[int, Any]:
             if path == "/version":

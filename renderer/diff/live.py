@@ -395,4 +395,5 @@ def _short(text: str) -> str:
                    "timed out", "Connection reset"):
         if marker in text:
             return marker.lower() if marker != "Connection refused" else "connection refused"
-    return text.splitlines()[0][:200]
+    cause = text.split("Caused by ", 1)[-1] if "Caused by " in text else text
+    return cause.splitlines()[0].rstrip(")")[:200]

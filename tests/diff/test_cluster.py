@@ -327,3 +327,33 @@ def test_in_cluster_service_account_is_used_without_a_kubeconfig(vlan: Path, tmp
     assert result.code == 3, result
     assert "in-cluster" in result.stderr and "Traceback" not in result.stderr
     assert "sa-token" not in result.stderr
+
+
+def test_concurrency_is_bounded(kube_fakes, tmp_path: Path) -> None:
+    from tests.kubefake import Gauge
+
+    repo = overlays_repo(tmp_path)
+    gauge = Gauge()
+    servers = {}
+    for cluster in sorted((repo / "clusters").iterdir()):
+        fake = kube_fakes()
+        fake.add(*live_copy(render_objects(cluster)))
+        fake.gauge = gauge
+        fake.slow(r"/apis/cozystack.io/v1alpha1/packages/", 0.3)  # every cluster is busy for a while
+        servers[cluster.name] = fake
+    result = cozy("diff", repo, "--all", "--kubeconfig", kubeconfig(tmp_path / "kc", servers), "--concurrency", "2")
+    assert result.code == 0, result
+    assert gauge.peak == 2  # each cluster's own requests are sequential; two clusters at a time
+
+
+def test_plt09_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
+    fake, vlan, kc = synced
+    fake.add(realistic({"apiVersion": "cozystack.io/v1alpha1", "kind": "Package",
+                        "metadata": {"name": "cozystack.external-dns",
+                                     "labels": {"render.cozystack.io/cluster": CLUSTER},
+                                     "annotations": {"helm.sh/resource-policy": "keep"}},
+                        "spec": {"variant": "default"}}))
+    result = cozy("diff", vlan, "--kubeconfig", kc)
+    assert result.code == 1
+    assert "orphaned              Package cozystack.external-dns" in result.stdout
+    assert result.stderr.startswith("warning[PLT-09]: cozystack.external-dns is no longer rendered")
