@@ -272,31 +272,27 @@ def cmp_parameters() -> int:
 @click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
 @click.option("--server-side", is_flag=True,
               help="Compare with a server-side-apply dry run of each object (defaults and webhooks applied).")
-@click.option("--field-manager", default="cozy-render", show_default=True, help="Field manager for --server-side.")
+@click.option("--field-manager", help="Field manager for --server-side (default: cozy-render).")
 @click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
               help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
 @click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
-@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour the diff (auto: on a terminal, unless NO_COLOR is set).")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]),
+              help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 when there are differences (errors still exit >1).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds for all requests to one cluster, retries included.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Clusters diffed at once with --all.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for all requests to one cluster, retries included (default: 60).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
 @shared("variants", "root", "kubernetes_version")
 @runs
-def diff(path: Path, all_clusters: bool, snapshot: Path | None, against: Path | None, kubeconfig: Path | None,
-         context: str | None, server_side: bool, field_manager: str, ignore: tuple[str, ...], show_secrets: bool,
-         fmt: str, color: str, exit_zero: bool, timeout: float, concurrency: int, variants: Path | None,
-         root: Path | None, kubernetes_version: str | None) -> int:
+def diff(**options: Any) -> int:
     """Show what syncing the render of PATH would change on the live cluster (exit 0 none, 1 differences,
     >1 error)."""
     from renderer.diff import DiffRequest, run
 
-    return run(DiffRequest(path, all_clusters, variants, root, kubernetes_version, snapshot, against, kubeconfig,
-                           context, server_side, field_manager, ignore, show_secrets, fmt, color, exit_zero,
-                           timeout, concurrency))
+    # Unset options take DiffRequest's defaults: they are declared there only.
+    return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -357,3 +357,11 @@ def test_plt09_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
     assert result.code == 1
     assert "orphaned              Package cozystack.external-dns" in result.stdout
     assert result.stderr.startswith("warning[PLT-09]: cozystack.external-dns is no longer rendered")
+
+
+def test_an_injected_404_means_absent(synced: tuple[KubeFake, Path, Path]) -> None:
+    fake, vlan, kc = synced
+    fake.fail(r"GET .*/network-attachment-definitions/vlan200$", 404)
+    result = cozy("diff", vlan, "--kubeconfig", kc)
+    assert result.code == 1
+    assert "to create             NetworkAttachmentDefinition tenant-prod/vlan200" in result.stdout

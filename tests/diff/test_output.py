@@ -169,3 +169,24 @@ def test_missing_live_extra_is_a_clear_error(drifted: tuple[Path, Path], monkeyp
     with pytest.raises(RenderError) as caught:
         run(DiffRequest(vlan, snapshot=snap), stdout=io.StringIO(), stderr=io.StringIO())
     assert str(caught.value) == "error[DIFF-CLIENT]: diff needs deepdiff: pip install 'cozy-render[live]'"
+
+
+def test_help_states_the_request_defaults() -> None:
+    from tests.diff.helpers import cozy
+
+    text = " ".join(cozy("diff", "--help").stdout.split())
+    defaults = DiffRequest(Path("."))
+    assert f"(default: {defaults.timeout:g})" in text
+    assert f"(default: {defaults.concurrency})" in text
+    assert f"(default: {defaults.field_manager})" in text
+    assert f"(default: {defaults.output})" in text
+    assert f"(default {defaults.color}:" in text
+
+
+def test_a_404_on_an_object_is_to_create() -> None:
+    """Covered with the fake in test_cluster.py; here the plain outcome: absent live copy, full object."""
+    from renderer.diff.compare import CREATE, Desired, compare_cluster
+
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}, "data": {"k": "v"}}
+    outcome = compare_cluster("c", [Desired(obj, obj)], {("", "ConfigMap", "n", "a"): None}, [], [])
+    assert [i.status for i in outcome.items] == [CREATE]
