@@ -16,7 +16,7 @@ STAGES = [
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
     ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.inputs"]),
+    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.inputs"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")
