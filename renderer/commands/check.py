@@ -8,15 +8,16 @@ from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
+    from renderer import flux
     from renderer.effective.chart_check import chart_findings
     from renderer.pipeline import cluster_paths, render, sorted_findings
 
     findings: list[Finding] = []
     for path in cluster_paths(req.path, req.all_clusters):
-        result = render(path, variants=req.variants, root=req.root, kubernetes_version=req.kubernetes_version,
-                        validator=req.validator, refuse=False)
-        findings.extend(chart_findings(result))  # the real platform chart, when helm is available
-        findings.extend(result.findings)
+        result = render(path, refuse=False, variants=req.variants, root=req.root,
+                        kubernetes_version=req.kubernetes_version, validator=req.validator)
+        chart = chart_findings(result)  # the real platform chart, when helm is available
+        findings.extend(chart + result.findings + flux.check(result))
     findings = sorted_findings(findings)
     report.write(findings, req.fmt)
     failing = [f for f in findings if f.severity == ERROR or req.strict]
