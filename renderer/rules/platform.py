@@ -8,6 +8,7 @@ them: chart defaults, then the platform variant's values file, then the rendered
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -154,10 +155,10 @@ def plt_03(ctx: RuleContext) -> Iterator[Hit]:
         return
     if value == "container":
         return  # GPU-03's
+    if not isinstance(value, str):
+        return  # eq fails before the guard can print: PLT-13 quotes that Go template error
     prefix = 'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got '
-    message = prefix + go_quote(value) if isinstance(value, str) else \
-        f"{prefix}{as_json(value)} (not a string: the chart cannot even compare it)"
-    yield _values_hit(ctx, message, ("bundles", "iaas", "gpuOperatorVariant"))
+    yield _values_hit(ctx, prefix + go_quote(value), ("bundles", "iaas", "gpuOperatorVariant"))
 
 
 _IAAS_VARIANT_GUARD = \
@@ -196,9 +197,10 @@ _SYSTEM_REQUIRED = {
     `bundles.system.variant` keeps its value when `bundles.system.enabled` is false, so the variant
     guards pass on a configuration that skips the system bundle entirely; each of iaas.yaml, paas.yaml
     and naas.yaml therefore fails when its bundle is on without the system bundle, whose Packages it
-    depends on. The chart messages are long; cozy-render prints their exact beginning (match it as a
-    substring) and completes the sentence. Each file evaluates its variant guard (PLT-04 / PLT-06)
-    first, so with an invalid system variant only that message is reported.
+    depends on. The message is the chart's own, whole, read from the generated catalogue of the
+    cluster's chart version (v1.6.2 has no such guard for iaas, so there it does not fire). Each file
+    evaluates its variant guard (PLT-04 / PLT-06) first, so with an invalid system variant only that
+    message is reported.
     """,
     [_IAAS + " L10", _PAAS + " L12", _NAAS + " L8"],
 )
@@ -215,8 +217,10 @@ def plt_05(ctx: RuleContext) -> Iterator[Hit]:
         allowed = ISP_FULL_VARIANTS if bundle == "iaas" else SYSTEM_VARIANTS
         if f.system_variant not in allowed:
             continue  # the variant guard fires first
-        message = f"{prefix} the Packages the system bundle renders; enable the system bundle " \
-                  f"(platform variant isp-full, isp-full-generic or isp-hosted) or set bundles.{bundle}.enabled: false"
+        # The chart's whole message, from the generated catalogue of this version (exact, so the check
+        # against the real chart reports it once).
+        message = next((m for m in guards if prefix in m), prefix)
+        message = json.loads(message) if message.startswith('"') else message
         yield _values_hit(ctx, message, ("bundles", bundle, "enabled"), ("bundles", "system", "enabled"))
 
 
