@@ -32,6 +32,9 @@ def run(req: EffectiveRequest) -> int:
     from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
 
     helm = require_helm(req.helm)
+    if req.platform_chart is not None and not (req.platform_chart / "Chart.yaml").is_file():
+        raise fail("PLT-VERSION", f"--platform-chart {req.platform_chart}: no Chart.yaml "
+                   "(a copy of packages/core/platform/)")
     result = render(req.path, variants=req.variants, root=req.root)
     for warning in result.findings:
         sys.stderr.write(warning.format() + "\n")
@@ -41,8 +44,6 @@ def run(req: EffectiveRequest) -> int:
                    f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
                    result.overlay.locate(("platform", "version")))
     chart = chart_dir(version, req.platform_chart)
-    if not (chart / "Chart.yaml").is_file():
-        raise fail("PLT-VERSION", f"--platform-chart {chart}: no Chart.yaml (a copy of packages/core/platform/)")
     found = effective_set(result, helm, chart, str(version) if req.platform_chart is None else str(chart))
     sys.stdout.write(format_set(found, req.fmt))
     return EXIT_OK

@@ -102,3 +102,25 @@ def _variant(obj: dict[str, Any]) -> str:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     variant = spec.get("variant") if isinstance(spec, dict) else None
     return str(variant) if variant not in (None, "") else "default"
+
+
+def effective_packages(result: Any, helm: str | None = None, chart: Path | None = None) -> list[EffectivePackage]:
+    """The effective Package set of a render result, for ``diff --effective`` (issue 10 item 6).
+
+    Compare these with the live Packages: a ``platform`` or ``co-managed`` Package whose live spec
+    differs is a hand edit the platform release will revert; a live Package with
+    ``helm.sh/resource-policy: keep`` that is not in the set is a keep-policy leftover (PLT-09).
+    ``helm`` defaults to the one on PATH (PLT-HELM when there is none); ``chart`` to the vendored
+    chart of the cluster's ``platform.version`` (PLT-VERSION when that is not shipped).
+    """
+    from renderer.effective.helm import require_helm
+    from renderer.errors import fail
+    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
+
+    binary = require_helm(helm)
+    version = str(result.overlay.get("platform", "version") or DEFAULT_VERSION)
+    if chart is None and not version_known(version):
+        raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
+                   f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
+                   result.overlay.locate(("platform", "version")))
+    return effective_set(result, binary, chart_dir(version, chart), version).packages

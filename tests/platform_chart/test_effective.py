@@ -192,3 +192,20 @@ def test_packagesources_read_from_the_chart_are_what_helm_emits(version: str, he
     with offline_chart(chart_dir(version), WITH_SOURCES) as copy:
         emitted = template(helm, copy, values_files(copy, "isp-full"), {}).sources()
     assert sorted(emitted) == sorted(chart_sources(chart_dir(version))) == sorted(chart_model(version).sources)
+
+
+def test_effective_packages_is_the_set_effective_prints(helm: str, cli) -> None:
+    """The function diff --effective calls gives the same set as the command."""
+    from renderer.effective.packages import effective_packages
+
+    sample = OVERLAYS / "clusters" / "vlan-apt-01"
+    code, out, _ = cli("effective", str(sample), "-o", "json", "--helm", helm)
+    assert code == 0
+    printed = [(p["name"], p["variant"], p["origin"]) for p in json.loads(out)["packages"]]
+    assert [(p.name, p.variant, p.origin) for p in effective_packages(render(sample), helm=helm)] == printed
+
+
+def test_effective_refuses_a_folder_that_is_no_chart(helm: str, cli, tmp_path: Path) -> None:
+    code, _, err = cli("effective", str(OVERLAYS / "clusters" / "vlan-apt-01"), "--helm", helm,
+                       "--platform-chart", str(tmp_path))
+    assert code == 3 and "error[PLT-VERSION]" in err and "no Chart.yaml" in err
