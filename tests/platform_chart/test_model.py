@@ -71,3 +71,27 @@ def test_the_evaluator_refuses_what_it_does_not_model() -> None:
     with pytest.raises(GoTemplateError, match="incompatible types for comparison"):
         evaluate(parse('eq .Values.a "x"'), {"a": [1]})
     assert evaluate(parse('has "x" (default (list) .Values.l)'), {"l": ["x"]}) is True
+
+
+def test_the_three_conflicts_of_issue_10_are_errors(cluster, cli) -> None:
+    from tests.conftest import overlay_doc
+
+    folder = cluster(overlay_doc(
+        platform={"variant": "isp-full-generic", "values": {
+            "publishing": {"proxyProtocol": True, "apiServerEndpoint": "https://api.example.org:6443"},
+            "bundles": {"enabledPackages": ["cozystack.gpu-operator"]}}},
+        packages={
+            "cozystack.ouroboros": {"variant": "default", "components": {"ouroboros": {"values": {"ouroboros": {
+                "proxy": {"target": {"namespace": "tenant-root", "serviceName": "my-ingress"}}}}}}},
+            "cozystack.kubevirt": {"variant": "default", "components": {"kubevirt": {"values": {
+                "permittedHostDevices": {"pciHostDevices": [{"pciVendorSelector": "10DE:1234",
+                                                             "resourceName": "nvidia.com/X"}]}}}}},
+            "cozystack.mariadb-operator": {"variant": "galera"},
+        }))
+    code, _, err = cli("check", str(folder))
+    assert code == 1
+    errors = [line for line in err.splitlines() if "error[" in line]
+    assert any("error[PLT-11]: cozystack.ouroboros" in line and "proxy.target.serviceName" in line for line in errors)
+    assert any("error[PLT-11]: cozystack.kubevirt" in line and "pciHostDevices" in line for line in errors)
+    assert any("error[PKG-04]: Variant galera not found in PackageSource cozystack.mariadb-operator" in line
+               for line in errors)
