@@ -24,11 +24,11 @@ CHART_PATH = Path("packages/core/platform")
 COPIED = ("Chart.yaml", "templates", "sources", "files")
 
 
-def vendor(checkout: Path, name: str, repo_root: Path) -> Path:
+def vendor(checkout: Path, name: str, repo_root: Path, charts: Path = CHARTS) -> Path:
     source = checkout / CHART_PATH
     if not (source / "Chart.yaml").is_file():
         raise SystemExit(f"{source}: no Chart.yaml (is {checkout} a cozystack/cozystack checkout?)")
-    target = CHARTS / name
+    target = charts / name
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -48,8 +48,8 @@ def vendor(checkout: Path, name: str, repo_root: Path) -> Path:
                             check=False).stdout.strip()
     date = subprocess.run(["git", "-C", str(checkout), "show", "-s", "--format=%cs", "HEAD"], capture_output=True,
                           text=True, check=False).stdout.strip()
-    record_file = CHARTS / "vendored.json"
-    records = json.loads(record_file.read_text(encoding="utf-8"))
+    record_file = charts / "vendored.json"
+    records = json.loads(record_file.read_text(encoding="utf-8")) if record_file.is_file() else {}
     records[name] = {"repository": "https://github.com/cozystack/cozystack", "path": str(CHART_PATH),
                      "ref": name, "commit": commit or "unknown", "date": date or "unknown",
                      "license": "Apache-2.0"}

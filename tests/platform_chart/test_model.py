@@ -95,3 +95,26 @@ def test_the_three_conflicts_of_issue_10_are_errors(cluster, cli) -> None:
     assert any("error[PLT-11]: cozystack.kubevirt" in line and "pciHostDevices" in line for line in errors)
     assert any("error[PKG-04]: Variant galera not found in PackageSource cozystack.mariadb-operator" in line
                for line in errors)
+
+
+def test_vendor_copies_a_checkout_and_the_catalogue_follows(tmp_path) -> None:
+    """The documented vendoring script, on a fake checkout (into tmp_path, never the checkout)."""
+    import json
+    import shutil
+
+    from renderer.platform_chart import CHARTS
+    from renderer.platform_chart.catalogue import generate
+    from renderer.platform_chart.vendor import vendor
+
+    checkout = tmp_path / "cozystack"
+    source = checkout / "packages" / "core" / "platform"
+    shutil.copytree(CHARTS / "v1.6.2", source)
+    (source / "tests").mkdir()
+    (source / "tests" / "x_test.yaml").write_text("suite: x\ntests: []\n")
+    (source / "Makefile").write_text("all:\n")
+    charts, repo = tmp_path / "charts", tmp_path / "repo"
+    target = vendor(checkout, "v1.6.2-copy", repo, charts)
+    assert sorted(p.name for p in target.iterdir()) == sorted(p.name for p in (CHARTS / "v1.6.2").iterdir())
+    assert (repo / "tests" / "platform_chart" / "suites" / "v1.6.2-copy" / "x_test.yaml").is_file()
+    assert json.loads((charts / "vendored.json").read_text())["v1.6.2-copy"]["license"] == "Apache-2.0"
+    assert generate(target)["emits"] == generate(CHARTS / "v1.6.2")["emits"]
