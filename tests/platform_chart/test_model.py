@@ -118,3 +118,14 @@ def test_vendor_copies_a_checkout_and_the_catalogue_follows(tmp_path) -> None:
     assert (repo / "tests" / "platform_chart" / "suites" / "v1.6.2-copy" / "x_test.yaml").is_file()
     assert json.loads((charts / "vendored.json").read_text())["v1.6.2-copy"]["license"] == "Apache-2.0"
     assert generate(target)["emits"] == generate(CHARTS / "v1.6.2")["emits"]
+
+
+@pytest.mark.parametrize(("value", "quoted"), [([True], '"[true]"'), ({"enabled": True}, '"map[enabled:true]"'),
+                                               (1e6, '"1e+06"')])
+def test_plt_10_quotes_the_chart_with_go_formatting(value, quoted, cluster, cli) -> None:
+    from tests.conftest import overlay_doc
+
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "values": {"networking": {"stageCniPlugins": value}}}))
+    code, _, err = cli("check", str(folder))
+    assert code == 1
+    assert f"error[PLT-10]: networking.stageCniPlugins: expected a boolean, got {quoted} -- leaving it unset" in err
