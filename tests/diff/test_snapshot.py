@@ -375,3 +375,12 @@ manifests:
     result = cozy("diff", vlan, "--snapshot", write_list(tmp_path / "live.yaml", live))
     assert result.code == 0, result
     assert "unchanged             ConfigMap plain" in result.stdout
+
+
+def test_malformed_overlay_ignore_points_at_the_overlay_line(vlan: Path) -> None:
+    cluster = vlan / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + "diff:\n  ignore: [/spec/config, spec/config]\n")
+    result = cozy("diff", vlan, "--snapshot", DATA / "vlan-apt-01-live.yaml")
+    assert result.code == 3
+    assert result.stderr.startswith(f"{cluster}:")
+    assert "error[DIFF-IGNORE]: diff.ignore: 'spec/config' is not a JSON pointer" in result.stderr
