@@ -369,11 +369,19 @@ class ClusterSource:
         return self._call(what, apply)
 
     def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
-        live = {key_of(obj): self.get(obj) for obj in desired}
+        """One label-selected list per kind (the cluster's objects, for orphans and as the live copy of
+        everything already synced), then a GET only for rendered objects the lists did not hold
+        (never synced, or not labelled yet: a patch target before its first apply)."""
         kinds = dict.fromkeys([(str(o["apiVersion"]), str(o["kind"])) for o in desired] + list(FEATURE_KINDS))
         labelled: list[Obj] = []
         for api_version, kind in kinds:
             labelled.extend(self.list_labelled(api_version, kind, cluster))
+        listed = {key_of(o): o for o in labelled}
+        live: dict[Key, Obj | None] = {}
+        for obj in desired:
+            key = key_of(obj)
+            found = listed.get(key) or (listed.get((key[0], key[1], "default", key[3])) if not key[2] else None)
+            live[key] = found if found is not None else self.get(obj)
         return live, labelled
 
 
