@@ -383,3 +383,16 @@ def test_an_injected_404_means_absent(synced: tuple[KubeFake, Path, Path]) -> No
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 1
     assert "to create             NetworkAttachmentDefinition tenant-prod/vlan200" in result.stdout
+
+
+@pytest.mark.parametrize("fault", ["garble", "truncate"])
+@pytest.mark.parametrize("where", [r"GET /apis$", r"GET /api/v1$", r"GET /apis/cozystack.io/v1alpha1$"])
+def test_broken_discovery_is_an_input_error_not_a_crash(synced: tuple[KubeFake, Path, Path], fault: str,
+                                                        where: str) -> None:
+    fake, vlan, kc = synced
+    getattr(fake, fault)(where)
+    result = cozy("diff", vlan, "--kubeconfig", kc)
+    assert result.code == 3, result
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error[DIFF-LIVE]: ") and "discovery" in line
+    assert "truncated" in line or "malformed" in line
