@@ -83,7 +83,8 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="stdout format: a YAML stream (default) or a JSON v1 List. Not with --out.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write a kustomize directory (one file per object) instead of stdout; replaced atomically.")
 @click.option("--all", "all_clusters", is_flag=True,
@@ -98,7 +99,9 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
-    return command.run(RenderRequest(**options))
+    if options["fmt"] is not None and options["out"] is not None:
+        raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
+    return command.run(RenderRequest(**{**options, "fmt": options["fmt"] or "yaml"}))
 
 
 @main.command()
@@ -292,6 +295,21 @@ def diff(**options: Any) -> int:
 
     # Unset options take DiffRequest's defaults: they are declared there only.
     return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
+@main.command()
+@shared("path", "all_clusters")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one path per line (with --all: cluster<TAB>path); json: {clusters: [...]}.")
+@shared("variants", "root")
+@runs
+def inputs(**options: Any) -> int:
+    """Every repository file the render of PATH reads, relative to the repository root (for Argo CD's
+    manifest-generate-paths)."""
+    from renderer.commands import inputs as command
+    from renderer.requests import InputsRequest
+
+    return command.run(InputsRequest(**options))
 
 
 if __name__ == "__main__":  # pragma: no cover
