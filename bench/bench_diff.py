@@ -158,6 +158,7 @@ def main() -> None:
     formats = args.formats.split(",")
     bare = [str(PYTHON), "-I", "-S", "-c", "pass"]
     rows = []
+    load_before = os.getloadavg()[0]
     servers: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cases = []
@@ -217,7 +218,9 @@ def main() -> None:
     for fmt, count, drifted, nbytes, med, peak, ratio in rows:
         lines.append(f"| {fmt} | {count:,} | {nbytes / 2**20:.1f} | {drifted} | {med:.3f} | {peak / 1024:.0f} | "
                      f"{ratio:.0f}x |")
-    lines += ["", f"- bare interpreter (`python -I -S -c pass`): {base * 1000:.1f} ms"]
+    lines += ["", f"- bare interpreter (`python -I -S -c pass`): {base * 1000:.1f} ms; 1-minute load average "
+              f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run (other work on the machine "
+              "slows every row; compare ratios from one run)"]
     for fmt in formats:
         mine = [r for r in rows if r[0] == fmt]
         small, big = mine[0], mine[-1]
