@@ -42,8 +42,17 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                               help="Output schema validator: kubeconform from PATH, built-in, or auto."),
     "all_clusters": click.option("--all", "all_clusters", is_flag=True,
                                  help="PATH is an overlay tree: every clusters/*/cluster.yaml."),
-    "path": click.argument("path", type=click.Path(exists=True, path_type=Path)),
+    "path": click.argument("path", type=click.Path(exists=True, path_type=Path),
+                           shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete)),
+    "verbose": click.option("-v", "--verbose", is_flag=True,
+                            help="With --all on a terminal: print every warning line, not one per distinct warning."),
 }
+
+
+def _complete_clusters(incomplete: str) -> list[Any]:
+    from renderer.commands.completion import cluster_folders
+
+    return cluster_folders(incomplete)
 
 
 def shared(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -83,14 +92,17 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
+              help="Output format of the stream (json with --annotate: every value with its provenance).")
+@click.option("--annotate", is_flag=True,
+              help="End each value's line with a `# file:line` comment naming where it came from.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write a kustomize directory (one file per object) instead of stdout; replaced atomically.")
 @click.option("--all", "all_clusters", is_flag=True,
               help="PATH is an overlay tree: render every clusters/*/cluster.yaml (with --out: one folder each).")
 @click.option("--check", "check_only", is_flag=True,
               help="With --out: write nothing, exit 1 if the folder is not what a render would write.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
 @runs
 def render(**options: Any) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
@@ -98,15 +110,18 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
+    if options["annotate"] and options["out"] is not None:
+        raise click.UsageError("--annotate prints a stream; it cannot be combined with --out")
     return command.run(RenderRequest(**options))
 
 
 @main.command()
 @shared("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True)
+              show_default=True,
+              help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
 @runs
 def check(**options: Any) -> int:
     """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
@@ -120,10 +135,20 @@ def check(**options: Any) -> int:
 @main.command()
 @shared("path")
 @click.argument("key", required=False)
-@shared("root")
+@click.argument("pointer", required=False)
+@click.option("--rendered", is_flag=True,
+              help="Explain the rendered output: KEY is KIND/NAME (or KIND/NAMESPACE/NAME), POINTER a JSON pointer.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format.")
+@shared("variants", "root")
 @runs
 def explain(**options: Any) -> int:
-    """Show which file and line set each overlay value (or only KEY, dotted: gpu.variant)."""
+    """Show which file and line set each overlay value (or only KEY, dotted: gpu.variant).
+
+    With --rendered, show for each value of the rendered output (or of one object, or the one at a
+    JSON pointer) its chain: the overlay layers that set it, or the feature, variant data line and
+    overlay value that derived it.
+    """
     from renderer.commands import explain as command
     from renderer.requests import ExplainRequest
 
@@ -131,7 +156,7 @@ def explain(**options: Any) -> int:
 
 
 @main.command()
-@click.argument("code", required=False)
+@click.argument("code", required=False, shell_complete=lambda ctx, param, incomplete: _complete_codes(incomplete))
 @runs
 def rules(code: str | None) -> int:
     """List every rule and code, or explain one (cozy-render rules GPU-05, cozy-render rules OVL-YAML)."""
@@ -139,6 +164,12 @@ def rules(code: str | None) -> int:
     from renderer.requests import RulesRequest
 
     return command.run(RulesRequest(code))
+
+
+def _complete_codes(incomplete: str) -> list[Any]:
+    from renderer.commands.completion import rule_ids
+
+    return rule_ids(incomplete)
 
 
 @main.command("rules-doc")
@@ -152,16 +183,19 @@ def rules_doc() -> int:
 
 @main.group()
 def schema() -> None:
-    """Print published JSON Schemas."""
+    """JSON Schemas: the overlay contract (for editors) and the output schemas (for kubeconform)."""
 
 
 @schema.command("overlay")
+@click.option("--layer", is_flag=True,
+              help="The schema of one layer file (what a base or a cluster file may hold; nothing required), "
+                   "for editors. Without it: the merged overlay's schema.")
 @runs
-def schema_overlay() -> int:
-    """The ClusterOverlay JSON Schema (for yaml-language-server and editors)."""
+def schema_overlay(layer: bool) -> int:
+    """The ClusterOverlay JSON Schema: of the merged overlay, or (--layer) of any one file."""
     from renderer.commands import schemas as command
 
-    return command.overlay_schema()
+    return command.overlay_schema(layer)
 
 
 def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -178,12 +212,7 @@ def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[s
     return tuple(dict.fromkeys(out))
 
 
-@main.group()
-def schemas() -> None:
-    """Output schemas used to validate rendered objects (kubeconform-compatible)."""
-
-
-@schemas.command("export")
+@schema.command("export")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-k", "--kubernetes-version", "versions", multiple=True, callback=_schema_versions,
               help="Write the default-registry layout for this version (repeatable; `master` allowed). "
@@ -201,6 +230,14 @@ def schemas_export(**options: Any) -> int:
     from renderer.requests import SchemasExportRequest
 
     return command.export(SchemasExportRequest(**options))
+
+
+@main.group(hidden=True)
+def schemas() -> None:
+    """Old spelling of `schema` (output schemas); kept for one release."""
+
+
+schemas.add_command(schemas_export, "export")
 
 
 @main.command("node-config")
@@ -257,6 +294,15 @@ def cmp_parameters() -> int:
     from renderer.commands import cmp as command
 
     return command.parameters()
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, rule IDs, cluster folders)."""
+    from renderer.commands.completion import script
+
+    click.echo(script(shell), nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

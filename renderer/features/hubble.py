@@ -39,6 +39,7 @@ from renderer.model import (
     OWNERSHIP_ANNOTATION,
     PACKAGE_API,
     PATCH_ANNOTATIONS,
+    Derived,
 )
 from renderer.platform import PlatformFacts, go_truthy
 from renderer.tree import copy_tree, helm_merge
@@ -99,9 +100,16 @@ def contribute(ctx: FeatureContext) -> None:
         "metadata": {"name": NETWORKING, "annotations": annotations},
         "spec": spec,
     }
+    route = ("hubble", "ownership") if overlay.get("hubble", "ownership") else ("hubble", "enabled")
+    derived = [Derived(HUBBLE_PATH, "hubble", ("hubble", "enabled"), "hubble/values.yaml", (0,),
+                       "recommended Hubble values"),
+               Derived(("metadata", "annotations"), "hubble", route, note=f"ownership {ownership}")]
+    if ownership != "patch":
+        derived.append(Derived(("spec",), "hubble", route, "hubble/networking.yaml", (0,),
+                               "cozystack.networking as templates/bundles/system.yaml renders it"))
     ctx.add(obj, overlay.locate(("hubble", "enabled")),
             hubble_origins + origins + [(("metadata",), ("hubble", "ownership")), (("spec",), ("hubble",))],
-            role=role)
+            role=role, derived=derived)
 
 
 def hubble_values(ctx: FeatureContext) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
