@@ -296,6 +296,71 @@ def cmp_parameters() -> int:
     return command.parameters()
 
 
+@main.command("ls")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete))
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]), default=None,
+              help="table or json (default: a table on a terminal, JSON otherwise).")
+@click.option("--sort", type=click.Choice(["name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors",
+                                           "warnings"]), default="name", show_default=True,
+              help="Column to sort by (counts sort largest first).")
+@click.option("--errors", "errors_only", is_flag=True,
+              help="Only clusters with errors (exit 1 when there are any).")
+@shared("variants", "root")
+@runs
+def ls(**options: Any) -> int:
+    """One row per cluster of the overlay tree at PATH: host OS, platform variant and version, GPU
+    route, Hubble mode, VLAN count, and error and warning counts from the rules."""
+    from renderer.commands import ls as command
+    from renderer.requests import LsRequest
+
+    return command.run(LsRequest(**options))
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--os", "host_os", type=click.Choice(["apt", "talos"]),
+              help="Host OS of the nodes: apt (Ubuntu/Debian) or talos.")
+@click.option("--gpu", type=click.Choice(["none", "default", "vgpu", "container"]),
+              help="GPU route: none, default (passthrough to VMs), vgpu (apt only), container (pods).  [default: none]")
+@click.option("--hubble", is_flag=True, help="Turn Hubble on (a patch on cozystack.networking).")
+@click.option("--vlan", "vlans", multiple=True, metavar="ID:UPLINK:NS[,NS...]",
+              help="An external VLAN for VMs in namespaces NS (repeatable), e.g. 100:eno2:tenant-example.")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path),
+              help="Overlay tree to write into (default: the working directory's tree).")
+@runs
+def init(name: str | None, host_os: str | None, gpu: str | None, hubble: bool, vlans: tuple[str, ...],
+         root: Path | None) -> int:
+    """Write a commented clusters/NAME/cluster.yaml that inherits the tree's bases, then render and
+    check it. Never overwrites. With no options on a terminal, asks."""
+    from renderer.commands import init as command
+    from renderer.requests import InitRequest
+
+    asked = host_os is None and gpu is None and not hubble and not vlans
+    if asked and _stdin_is_terminal():
+        name = name or click.prompt("Cluster name")
+        host_os = click.prompt("Host OS", type=click.Choice(["apt", "talos"]), default="apt")
+        gpus = ["none", "default", "container"] + (["vgpu"] if host_os == "apt" else [])
+        gpu = click.prompt("GPU route", type=click.Choice(gpus), default="none")
+        hubble = click.confirm("Hubble", default=False)
+        while True:
+            vlan = click.prompt("VLAN ID:UPLINK:NS (empty: done)", default="", show_default=False)
+            if not vlan:
+                break
+            vlans += (vlan,)
+    if name is None:
+        raise click.UsageError("NAME is required (or run init on a terminal with no options to be asked)")
+    if host_os is None:
+        raise click.UsageError("--os apt|talos is required (or run init on a terminal with no options to be asked)")
+    return command.run(InitRequest(name, host_os, gpu or "none", hubble, vlans, root))
+
+
+def _stdin_is_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
 @main.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
@@ -303,6 +368,46 @@ def completion(shell: str) -> None:
     from renderer.commands.completion import script
 
     click.echo(script(shell), nl=False)
+
+
+# The examples every command's --help ends with (tests/test_cli_help.py checks that each has some).
+EXAMPLES: dict[str, list[str]] = {
+    "render": ["cozy-render render clusters/vgpu-apt-01", "cozy-render render . --all --out rendered/"],
+    "check": ["cozy-render check clusters/vgpu-apt-01", "cozy-render check . --all -o github"],
+    "explain": ["cozy-render explain clusters/vgpu-apt-01 gpu.variant",
+                "cozy-render explain clusters/vgpu-apt-01 --rendered Package/cozystack.cozystack-platform "
+                "/spec/components/platform/values/bundles/iaas/gpuOperatorVariant"],
+    "rules": ["cozy-render rules", "cozy-render rules GPU-05"],
+    "rules-doc": ["cozy-render rules-doc > docs/rules.md"],
+    "schema": ["cozy-render schema overlay --layer > overlay-layer.schema.json",
+               "cozy-render schema export schemas/"],
+    "schema overlay": ["cozy-render schema overlay --layer > .cozy/overlay-layer.schema.json"],
+    "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
+    "schemas": ["cozy-render schema export schemas/"],
+    "schemas export": ["cozy-render schema export schemas/"],
+    "node-config": ["cozy-render node-config clusters/vlan-apt-01", "cozy-render node-config . --all --out nodes/"],
+    "vm-snippet": ["cozy-render vm-snippet clusters/vlan-apt-01"],
+    "cmp": ["cozy-render cmp generate --path clusters/vgpu-apt-01"],
+    "cmp generate": ["ARGOCD_APP_PARAMETERS='[]' cozy-render cmp generate"],
+    "cmp parameters": ["cozy-render cmp parameters"],
+    "ls": ["cozy-render ls .", "cozy-render ls . --errors --sort warnings -o table"],
+    "init": ["cozy-render init edge-01 --os apt --gpu container --hubble",
+             "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example"],
+    "completion": ['eval "$(cozy-render completion bash)"',
+                   "cozy-render completion fish > ~/.config/fish/completions/cozy-render.fish"],
+}
+
+
+def _add_examples(group: click.Group, prefix: str = "") -> None:
+    for name, command in group.commands.items():
+        examples = EXAMPLES.get(prefix + name)
+        if examples and not command.epilog:
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples)
+        if isinstance(command, click.Group):
+            _add_examples(command, f"{prefix}{name} ")
+
+
+_add_examples(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -65,6 +65,24 @@ class ExplainRequest(NamedTuple):
     variants: Path | None = None
 
 
+class InitRequest(NamedTuple):
+    name: str
+    os: str
+    gpu: str = "none"
+    hubble: bool = False
+    vlans: tuple[str, ...] = ()  # ID:UPLINK:NAMESPACE[,NAMESPACE...]
+    root: Path | None = None
+
+
+class LsRequest(NamedTuple):
+    path: Path
+    fmt: str | None = None  # None: a table on a terminal, JSON otherwise
+    sort: str = "name"
+    errors_only: bool = False
+    variants: Path | None = None
+    root: Path | None = None
+
+
 class RulesRequest(NamedTuple):
     code: str | None = None
 
