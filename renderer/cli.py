@@ -157,13 +157,15 @@ def explain(**options: Any) -> int:
 
 @main.command()
 @click.argument("code", required=False, shell_complete=lambda ctx, param, incomplete: _complete_codes(incomplete))
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format (json: id, severity, family, summary, explanation, sources).")
 @runs
-def rules(code: str | None) -> int:
+def rules(code: str | None, fmt: str) -> int:
     """List every rule and code, or explain one (cozy-render rules GPU-05, cozy-render rules OVL-YAML)."""
     from renderer.commands import rules as command
     from renderer.requests import RulesRequest
 
-    return command.run(RulesRequest(code))
+    return command.run(RulesRequest(code, fmt))
 
 
 def _complete_codes(incomplete: str) -> list[Any]:

@@ -85,6 +85,7 @@ class LsRequest(NamedTuple):
 
 class RulesRequest(NamedTuple):
     code: str | None = None
+    fmt: str = "text"
 
 
 class NodeConfigRequest(NamedTuple):

@@ -83,3 +83,14 @@ def test_render_of_a_tree_suggests_all(cli) -> None:
     assert (code, out) == (3, "")
     assert "error[OVL-PATH]" in err and "--all" in err
     assert len(err.splitlines()) == 1
+
+
+def test_rules_as_json(cli) -> None:
+    import json
+
+    code, out, _ = cli("rules", "GPU-05", "-o", "json")
+    assert code == 0
+    (rule,) = json.loads(out)["rules"]
+    assert rule["id"] == "GPU-05" and rule["severity"] == "error" and rule["sources"]
+    code, out, _ = cli("rules", "-o", "json")
+    assert len(json.loads(out)["rules"]) > 50

@@ -171,3 +171,12 @@ def test_pointer_escapes_round_trip() -> None:
     for path in (("metadata", "labels", "app.kubernetes.io/name"), ("metadata", "labels", "a~b"), ("items", 1)):
         assert provenance.from_pointer(obj, provenance.to_pointer(path)) == path
     assert provenance.from_pointer(obj, "/items/7") is None
+
+
+def test_annotate_all_comments_every_cluster(cli, overlays_cwd: Path) -> None:
+    _, plain, _ = cli("render", ".", "--all")
+    code, annotated, err = cli("render", ".", "--all", "--annotate")
+    assert code == 0, err
+    changed = [a for p, a in zip(plain.split("\n"), annotated.split("\n"), strict=True) if p != a]
+    assert changed and all("  # " in line for line in changed)
+    assert "# clusters/vlan-talos-01/cluster.yaml:" in annotated
