@@ -172,11 +172,25 @@ class Tracer:
             return listed
         origin = self._origin(e, path, value)
         derived = self._derived(e, path)
-        if origin is not None and (derived is None or origin[0] >= len(derived.prefix)):
-            steps = self.overlay_chain(origin[1])
-            if origin[2] is not None:
-                d = origin[2]
-                steps.append(Step("feature", f"forwarded by feature {d.feature}" + (f" ({d.note})" if d.note else "")))
+        if origin is not None:
+            n, mapped, forwarded = origin
+            computed = self.overlay.get(*mapped, default=KeyError) != value
+            if derived is not None and (len(derived.prefix) > n or (computed and (
+                    len(derived.prefix) == n or derived.variant_file is not None))):
+                # variant data maps the overlay value to this one (platform.variant -> a networking variant)
+                steps = self._derived_steps(derived, path, value)
+                if computed and tuple(mapped) != derived.route:
+                    source = self.route_step(mapped)
+                    steps.append(source._replace(text="from " + source.text.removeprefix("chosen by ")))
+                return steps
+            steps = self.overlay_chain(mapped)
+            by = forwarded or derived
+            if forwarded is not None and not computed:
+                steps.append(Step("feature", f"forwarded by feature {forwarded.feature}"
+                                  + (f" ({forwarded.note})" if forwarded.note else "")))
+            elif computed:
+                steps.append(Step("feature" if by else "renderer",
+                                  f"computed from it by {'feature ' + by.feature if by else 'cozy-render'}"))
             return steps
         if derived is not None:
             return self._derived_steps(derived, path, value)
@@ -216,7 +230,10 @@ class Tracer:
             if tuple(path[:n]) != tuple(prefix) or (best is not None and n <= best[0]):
                 continue
             mapped = tuple(overlay_prefix) + tuple(path[n:])
-            if mapped in self.overlay.locs and self.overlay.get(*mapped, default=KeyError) == value:
+            # An origin naming this very value may transform it (an endpoint parsed into a host);
+            # a wider one must hold the same value, or the value came from elsewhere (variant data).
+            if mapped in self.overlay.locs and (n == len(path)
+                                                or self.overlay.get(*mapped, default=KeyError) == value):
                 best = (n, mapped, forwarded)
         return best
 
