@@ -298,6 +298,41 @@ def cmp_parameters() -> int:
     return command.parameters()
 
 
+@main.command()
+@shared("path")
+@click.option("--all", "all_clusters", is_flag=True,
+              help="PATH is an overlay tree: diff every cluster, each against its own context.")
+@click.option("--snapshot", type=click.Path(exists=True, path_type=Path),
+              help="Live state from `kubectl get -o yaml|json` output (a file or a folder) instead of a cluster.")
+@click.option("--against", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Compare with a committed `render --out` folder instead of a cluster.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
+              help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
+@click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
+@click.option("--server-side", is_flag=True,
+              help="Compare with a server-side-apply dry run of each object (defaults and webhooks applied).")
+@click.option("--field-manager", help="Field manager for --server-side (default: cozy-render).")
+@click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
+              help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
+@click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]),
+              help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when there are differences (errors still exit >1).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for all requests to one cluster, retries included (default: 60).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
+@shared("variants", "root", "kubernetes_version")
+@runs
+def diff(**options: Any) -> int:
+    """Show what syncing the render of PATH would change on the live cluster (exit 0 none, 1 differences,
+    >1 error)."""
+    from renderer.diff import DiffRequest, run
+
+    # Unset options take DiffRequest's defaults: they are declared there only.
+    return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
 @main.command("ls")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path),
                 shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete))
@@ -395,6 +430,12 @@ EXAMPLES: dict[str, list[str]] = {
     "ls": ["cozy-render ls .", "cozy-render ls . --errors --sort warnings -o table"],
     "init": ["cozy-render init edge-01 --os apt --gpu container --hubble",
              "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example"],
+    "diff": ["cozy-render diff clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
+             "cozy-render diff clusters/vgpu-apt-01 --against rendered/vgpu-apt-01"],
+    # Commands other helpers add; applied only once they exist.
+    "effective": ["cozy-render effective clusters/vgpu-apt-01 -o table"],
+    "platforms": ["cozy-render platforms"],
+    "inputs": ["cozy-render inputs clusters/vgpu-apt-01", "cozy-render inputs . --all -o json"],
     "completion": ['eval "$(cozy-render completion bash)"',
                    "cozy-render completion fish > ~/.config/fish/completions/cozy-render.fish"],
 }

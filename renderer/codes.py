@@ -22,6 +22,7 @@ FAMILIES = {
     "CMP": "Argo CD Config Management Plugin",
     "OUT": "Output folders (--out)",
     "CLI": "Command-line usage",
+    "DIFF": "Diff against the live state",
 }
 
 
@@ -137,7 +138,7 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.commands.init",)
+CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.commands.init")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

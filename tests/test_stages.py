@@ -16,7 +16,7 @@ STAGES = [
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
     ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.docs_reference"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.provenance"]),
+    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.provenance"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")

@@ -22,7 +22,8 @@ _SOURCE = re.compile(r"Source: cozystack/cozystack @ ([0-9a-f]{7})")
 
 
 def cozystack_version() -> str:
-    """The Cozystack source the shipped variant data describes (its catalogue names the commit)."""
+    """The Cozystack source the shipped variant data describes (its catalogue names the commit); a
+    cluster's own ``platform.version`` is shown instead where the overlay pins one."""
     from renderer.variants import shipped_dir
 
     try:
@@ -54,7 +55,7 @@ def row(path: Path, req: LsRequest, version: str) -> dict[str, Any]:
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
-            "version": version, "gpu": gpu_route(overlay), "hubble": hubble,
+            "version": overlay.get("platform", "version") or version, "gpu": gpu_route(overlay), "hubble": hubble,
             "vlans": len(overlay.get("vlans") or []),
             "errors": sum(f.severity == ERROR for f in result.findings),
             "warnings": sum(f.severity == WARNING for f in result.findings)}
