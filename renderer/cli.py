@@ -152,6 +152,9 @@ def explain(**options: Any) -> int:
     from renderer.commands import explain as command
     from renderer.requests import ExplainRequest
 
+    if options["pointer"] is not None and not options["rendered"]:
+        raise click.UsageError("POINTER needs --rendered (without it, KEY is a dotted overlay key: gpu.variant)")
+
     return command.run(ExplainRequest(**options))
 
 

@@ -83,3 +83,17 @@ def test_on_a_terminal_with_no_options_it_asks(runner, tree: Path, monkeypatch: 
     assert result.exit_code == 0, result.stderr
     text = (tree / "clusters" / "asked-01" / "cluster.yaml").read_text(encoding="utf-8")
     assert "os: talos" in text and "variant: container" in text and "hubble:" in text and "id: 100" in text
+
+
+def test_the_modeline_points_at_a_schema_the_tree_has(cli, tree: Path) -> None:
+    (tree / ".cozy").mkdir()
+    (tree / ".cozy" / "overlay-layer.schema.json").write_text("{}", encoding="utf-8")
+    assert cli("init", "m1", "--os", "apt", "--root", str(tree))[0] == 0
+    first = (tree / "clusters" / "m1" / "cluster.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../.cozy/overlay-layer.schema.json"
+
+
+def test_without_a_schema_in_the_tree_the_modeline_names_the_id(cli, tree: Path) -> None:
+    assert cli("init", "m2", "--os", "apt", "--root", str(tree))[0] == 0
+    first = (tree / "clusters" / "m2" / "cluster.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json"

@@ -180,3 +180,9 @@ def test_annotate_all_comments_every_cluster(cli, overlays_cwd: Path) -> None:
     changed = [a for p, a in zip(plain.split("\n"), annotated.split("\n"), strict=True) if p != a]
     assert changed and all("  # " in line for line in changed)
     assert "# clusters/vlan-talos-01/cluster.yaml:" in annotated
+
+
+def test_a_pointer_without_rendered_is_a_usage_error(cli, overlays_cwd: Path) -> None:
+    code, out, err = cli("explain", "clusters/vgpu-apt-01", "gpu", "/variant")
+    assert (code, out) == (2, "")
+    assert "POINTER needs --rendered" in err

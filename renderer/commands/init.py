@@ -113,10 +113,27 @@ def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
     return vlan_id, found.group(2), [n for n in found.group(3).split(",") if n]
 
 
-def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any]) -> str:
+def schema_reference(root: Path, cluster_dir: Path) -> str:
+    """What the new file's modeline points at: a layer schema committed in the tree
+    (``.cozy/overlay-layer.schema.json``, docs/getting-started.md) or, in a checkout of cozy-render,
+    the shipped file, by a relative path; else the schema's ``$id`` (for a schema store)."""
+    from renderer.overlay import find_root
+    from renderer.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
+
+    repo = find_root(cluster_dir / "cluster.yaml").resolve()
+    for candidate in (root / ".cozy" / "overlay-layer.schema.json", LAYER_SCHEMA_FILE):
+        candidate = candidate.resolve()
+        if candidate.is_file() and candidate.is_relative_to(repo):
+            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/")
+    return LAYER_ID
+
+
+def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
     """The commented cluster file."""
+    from renderer.overlay_schema import LAYER_ID
+
     lines = [
-        "# yaml-language-server: $schema=https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json",
+        f"# yaml-language-server: $schema={schema or LAYER_ID}",
         f"# Cluster {req.name}: written by `cozy-render init`; edit freely (docs/overlay-reference.md).",
         "apiVersion: render.cozystack.io/v1alpha1",
         "kind: ClusterOverlay",
@@ -191,8 +208,8 @@ def run(req: InitRequest) -> int:
         raise _refuse(f"{display_path(target)} already exists; init never overwrites", display_path(target))
     base_file, base = find_base(root, req.os)
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
-    text = cluster_yaml(req, inherits, base)
     target.parent.mkdir(parents=True, exist_ok=True)
+    text = cluster_yaml(req, inherits, base, schema_reference(root, target.parent))
     with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even racing another init
         handle.write(text)
     sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")

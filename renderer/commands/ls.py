@@ -71,10 +71,18 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(req: LsRequest) -> int:
+    from renderer.commands import fleet
     from renderer.pipeline import cluster_paths
 
     version = cozystack_version()
-    rows = [row(p, req, version) for p in cluster_paths(req.path, True)]
+    paths = cluster_paths(req.path, True)
+    if fleet.watching():
+        import click
+
+        with click.progressbar(paths, label="listing", file=sys.stderr, show_pos=True) as bar:
+            rows = [row(p, req, version) for p in bar]
+    else:
+        rows = [row(p, req, version) for p in paths]
     numeric = req.sort in _NUMERIC
     rows.sort(key=lambda r: (-r[req.sort] if numeric else str(r[req.sort]), r["name"]))
     if req.errors_only:
