@@ -31,7 +31,7 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
     from renderer.rules import run_rules
     from renderer.schemas import check_objects
 
-    _suggest_all(path)
+    refuse_tree(path)
     overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(resolve(overlay, Variants(variants)))
     # output schemas (renderer.schemas): kubeconform-compatible, offline
@@ -77,7 +77,7 @@ def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
     return found
 
 
-def _suggest_all(path: Path) -> None:
+def refuse_tree(path: Path) -> None:
     """A folder holding clusters/ is an overlay tree, not a cluster: say how to render all of it."""
     if path.is_dir() and not (path / "cluster.yaml").exists() and (path / "clusters").is_dir():
         from renderer.yamlio import display_path

@@ -320,6 +320,9 @@ class Tracer:
                 best = (n, tuple(overlay_prefix))
         loc = self.overlay.locate(best[1]) if best is not None else e.source
         what = f"overlay {dotted(best[1])}" if best is not None and best[1] else "the overlay"
+        key_loc = self.overlay.locs.get(("packages", e.name, KEY))
+        if path == ("metadata", "name") and key_loc is not None:
+            return [Step("layer", f"the key of packages.{e.name} at {key_loc}", key_loc, f"packages.{e.name}", e.name)]
         if e.role == "package" and path[:2] == ("metadata", "annotations"):
             text = "patch annotations stamped by cozy-render (PLT-11: applied after the platform, never pruned)"
         else:

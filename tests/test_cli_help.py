@@ -94,3 +94,10 @@ def test_rules_as_json(cli) -> None:
     assert rule["id"] == "GPU-05" and rule["severity"] == "error" and rule["sources"]
     code, out, _ = cli("rules", "-o", "json")
     assert len(json.loads(out)["rules"]) > 50
+
+
+@pytest.mark.parametrize("command", ["check", "explain", "node-config"])
+def test_every_cluster_command_on_a_tree_suggests_all(cli, command: str) -> None:
+    code, out, err = cli(command, str(OVERLAYS))
+    assert (code, out) == (3, "")
+    assert "--all" in err and "error[OVL-PATH]" in err

@@ -18,8 +18,10 @@ def run(req: ExplainRequest) -> int:
     if req.rendered:
         return _rendered(req)
     from renderer.overlay import load_overlay
+    from renderer.pipeline import refuse_tree
     from renderer.yamlio import KEY, display_path
 
+    refuse_tree(req.path)
     overlay = load_overlay(req.path, req.root)
     prefix = _key_path(req.key)
     if req.key and overlay.get(*prefix, default=KeyError) is KeyError:
