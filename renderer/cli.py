@@ -92,8 +92,9 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
-              help="Output format of the stream (json with --annotate: every value with its provenance).")
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="stdout format: a YAML stream (default) or a JSON v1 List (with --annotate: every value with "
+                   "its provenance). Not with --out.")
 @click.option("--annotate", is_flag=True,
               help="End each value's line with a `# file:line` comment naming where it came from.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -110,9 +111,11 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
+    if options["fmt"] is not None and options["out"] is not None:
+        raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
     if options["annotate"] and options["out"] is not None:
         raise click.UsageError("--annotate prints a stream; it cannot be combined with --out")
-    return command.run(RenderRequest(**options))
+    return command.run(RenderRequest(**{**options, "fmt": options["fmt"] or "yaml"}))
 
 
 @main.command()
@@ -334,6 +337,21 @@ def diff(**options: Any) -> int:
 
     # Unset options take DiffRequest's defaults: they are declared there only.
     return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
+@main.command()
+@shared("path", "all_clusters")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one path per line (with --all: cluster<TAB>path); json: {clusters: [...]}.")
+@shared("variants", "root")
+@runs
+def inputs(**options: Any) -> int:
+    """Every repository file the render of PATH reads, relative to the repository root (for Argo CD's
+    manifest-generate-paths)."""
+    from renderer.commands import inputs as command
+    from renderer.requests import InputsRequest
+
+    return command.run(InputsRequest(**options))
 
 
 @main.command("ls")

@@ -106,11 +106,16 @@ def render_watched(paths: list[Path], *, strict: bool, verbose: bool, **options:
 
 
 def check_watched(paths: list[Path], *, fmt: str, verbose: bool, **options: Any) -> list[Finding]:
-    """``check --all`` on a terminal: every finding, text findings grouped, then the summary."""
-    from renderer import pipeline
+    """``check --all`` on a terminal: every finding (the Flux checks' too), text findings grouped, then
+    the summary."""
+    from renderer import flux, pipeline
 
-    results, _, tagged, seconds = run(paths, lambda p: pipeline.render(p, refuse=False, **options),
-                                             label="checking")
+    def check_one(path: Path) -> RenderResult:
+        result = pipeline.render(path, refuse=False, **options)
+        result.findings.extend(flux.check(result))
+        return result
+
+    results, _, tagged, seconds = run(paths, check_one, label="checking")
     findings = pipeline.sorted_findings([f for _, f in tagged])
     if fmt == "text":
         order = {f: i for i, f in enumerate(findings)}
