@@ -20,6 +20,7 @@ Nothing here runs on ``render``'s normal path.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -222,20 +223,23 @@ class Tracer:
 
     def _origin(self, e: Emitted, path: Path_, value: Any) -> tuple[int, Path_, Derived | None] | None:
         """The longest origin whose overlay path holds exactly this value (and the forwarding feature)."""
-        best: tuple[int, Path_, Derived | None] | None = None
+        best: tuple[tuple[int, bool], Path_, Derived | None] | None = None
         candidates: list[tuple[Path_, Path_, Derived | None]] = [(p, o, None) for p, o in e.origins]
         candidates += [(d.prefix, d.copied_from, d) for d in e.derived if d.copied_from is not None]
         for prefix, overlay_prefix, forwarded in candidates:
             n = len(prefix)
-            if tuple(path[:n]) != tuple(prefix) or (best is not None and n <= best[0]):
+            if tuple(path[:n]) != tuple(prefix):
                 continue
             mapped = tuple(overlay_prefix) + tuple(path[n:])
+            if mapped not in self.overlay.locs:
+                continue
+            equal = self.overlay.get(*mapped, default=KeyError) == value
             # An origin naming this very value may transform it (an endpoint parsed into a host);
             # a wider one must hold the same value, or the value came from elsewhere (variant data).
-            if mapped in self.overlay.locs and (n == len(path)
-                                                or self.overlay.get(*mapped, default=KeyError) == value):
-                best = (n, mapped, forwarded)
-        return best
+            # Longest first; at one length, a source holding the very value beats one transformed.
+            if (equal or n == len(path)) and (best is None or (n, equal) > best[0]):
+                best = ((n, equal), mapped, forwarded)
+        return (best[0][0], best[1], best[2]) if best is not None else None
 
     # -- derived values ------------------------------------------------------------------------------
     def _derived(self, e: Emitted, path: Path_) -> Derived | None:
@@ -261,8 +265,8 @@ class Tracer:
         value = self.overlay.get(*route)
         key = dotted(route)
         where = f" at {loc}" if loc else ""
-        shown = value if not isinstance(value, (dict, list)) else "..."
-        return Step("route", f"chosen by {key}: {_scalar(shown)}{where}", loc, key, value)
+        shown = "{...}" if isinstance(value, dict) else "[...]" if isinstance(value, list) else json.dumps(value)
+        return Step("route", f"chosen by {key}: {shown}{where}", loc, key, value)
 
     def variant_location(self, relpath: str, doc_path: Path_) -> Location | None:
         variants = self.result.variants
@@ -338,12 +342,6 @@ class Tracer:
                 if KEY not in p:
                     self._reverse[where] = p
         return self._reverse.get(loc)
-
-
-def _scalar(value: Any) -> str:
-    import json
-
-    return value if value == "..." else json.dumps(value)
 
 
 @lru_cache(maxsize=64)

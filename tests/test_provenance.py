@@ -186,3 +186,20 @@ def test_a_pointer_without_rendered_is_a_usage_error(cli, overlays_cwd: Path) ->
     code, out, err = cli("explain", "clusters/vgpu-apt-01", "gpu", "/variant")
     assert (code, out) == (2, "")
     assert "POINTER needs --rendered" in err
+
+
+def test_an_owned_networking_value_names_the_configmap_entry_that_won(cli, overlays_cwd: Path) -> None:
+    cluster = overlays_cwd / "clusters" / "hubble-generic-01" / "cluster.yaml"
+    cluster.write_text(cluster.read_text(encoding="utf-8")
+                       + "  clusterConfigMap:\n    ipv4-pod-cidr: 10.200.0.0/16\n", encoding="utf-8")
+    code, out, err = cli("explain", "clusters/hubble-generic-01", "--rendered", "Package/cozystack.networking",
+                         "/spec/components/kubeovn/values/kube-ovn/ipv4/POD_CIDR")
+    assert code == 0, err
+    assert out.splitlines()[1:] == [
+        '/spec/components/kubeovn/values/kube-ovn/ipv4/POD_CIDR = "10.200.0.0/16"',
+        "    hubble.clusterConfigMap.ipv4-pod-cidr set in clusters/hubble-generic-01/cluster.yaml:20:20",
+        "    forwarded by feature hubble (ConfigMap cozy-system/cozystack ipv4-pod-cidr, read first)",
+    ]
+    code, out, _ = cli("explain", "clusters/hubble-generic-01", "--rendered", "Package/cozystack.networking",
+                       "/spec/components/kubeovn/values/kube-ovn/ipv4/SVC_CIDR")
+    assert "platform.values.networking.serviceCIDR set in base/cluster.yaml:19:20" in out
