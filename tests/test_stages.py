@@ -16,8 +16,9 @@ STAGES = [
                  "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.inputs",
+    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
+                "renderer.docs_reference"]),
+    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.inputs", "renderer.provenance",
                "renderer.effective"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
