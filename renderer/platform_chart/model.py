@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -181,66 +181,57 @@ class ChartModel:
                         out.setdefault(found.group(1), []).append(name)
         return out
 
+    @cached_property
+    def _plan(self) -> dict[str, list[tuple[int, int, str, Any]]]:
+        """Every step helm takes, per template, in execution order: (line, order, kind, payload)."""
+        plan: dict[str, list[tuple[int, int, str, Any]]] = {t: [] for t in TEMPLATE_ORDER}
+        for name, entries in self.emits.items():
+            for entry in entries:
+                gate = name if entry["helper"] == "optional" else next(
+                    (g for g in re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
+                                           " ".join(entry["when"]))), None)
+                plan[entry["template"]].append((entry["line"], 1, "emit", (name, entry, gate)))
+        for entry in self.data["checks"]:
+            plan[entry["template"]].append((entry["line"], 0, "check", entry))
+        for entry in self.data["guards"]:
+            plan[entry["template"]].append((entry["line"], 0, "guard", entry))
+        for marker, spots in self.data["anchors"].items():
+            for spot in spots:
+                plan[spot["template"]].append((spot["line"], 0, "anchor", (marker, spot, self._emission_near(spot))))
+        for steps in plan.values():
+            steps.sort(key=lambda step: (step[0], step[1]))
+        return plan
+
     def evaluate(self, values: dict[str, Any],
                  component_values: Callable[[str], dict[tuple[str, ...], Any]] | None = None) \
             -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
         """(Packages the chart emits, problems in helm's execution order) for effective ``values``."""
-        steps: list[tuple[str, int, int, Callable[[], Any]]] = []
+        memo: dict[str, Any] = {}
+
+        def value(text: str) -> Any:
+            """One expression's value (or its Go template error), computed once per evaluation."""
+            if text not in memo:
+                try:
+                    memo[text] = evaluate(parsed(text), values)
+                except GoTemplateError as exc:
+                    memo[text] = exc
+            found = memo[text]
+            if isinstance(found, GoTemplateError):
+                raise found
+            return found
+
+        def holds(conditions: list[str]) -> bool:
+            return all(truthy(value(c)) for c in conditions)
+
         rendered: dict[str, RenderedPackage] = {}
-
-        def emit(name: str, entry: dict[str, Any]) -> Callable[[], None]:
-            def run() -> None:
-                if not self._holds(entry["when"], values):
-                    return
-                disabled = evaluate(parsed("default (list) .Values.bundles.disabledPackages"), values)
-                enabled = evaluate(parsed("default (list) .Values.bundles.enabledPackages"), values)
-                if _has(name, disabled, "disabledPackages"):
-                    return
-                if entry["helper"] == "optional" and not _has(name, enabled, "enabledPackages"):
-                    return
-                variant = entry["variant"]
-                if isinstance(variant, dict):
-                    variant = evaluate(parsed(variant["expr"]), values)
-                    variant = go_format(variant) if truthy(variant) else "default"
-                gate = name if entry["helper"] == "optional" else next(
-                    (g for g in re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
-                                           " ".join(entry["when"]))), None)
-                rendered[name] = RenderedPackage(name, str(variant), entry["bundle"],
-                                                 component_values(name) if component_values else {}, gate)
-            return run
-
-        def check(entry: dict[str, Any]) -> Callable[[], None]:
-            def run() -> None:
-                if self._holds(entry["when"], values):
-                    evaluate(parsed(entry["expr"]), values)
-            return run
-
-        def guard(entry: dict[str, Any]) -> Callable[[], ChartProblem | None]:
-            def run() -> ChartProblem | None:
-                if not self._holds(entry["when"], values):
-                    return None
-                message = _fail_message(entry["message"], values)
-                return ChartProblem(message, entry["template"], entry["line"], _message_key(message), "fail")
-            return run
-
-        for name, entries in self.emits.items():
-            for entry in entries:
-                steps.append((entry["template"], entry["line"], 1, emit(name, entry)))
-        for entry in self.data["checks"]:
-            steps.append((entry["template"], entry["line"], 0, check(entry)))
-        for entry in self.data["guards"]:
-            steps.append((entry["template"], entry["line"], 0, guard(entry)))
-        for marker, spots in self.data["anchors"].items():
-            for spot in spots:
-                steps.append((spot["template"], spot["line"], 0, self._anchor_check(marker, spot, values)))
         problems: list[ChartProblem] = []
         for template in TEMPLATE_ORDER:
             failed = False
-            for _, line, emits_, step in sorted((s for s in steps if s[0] == template), key=lambda s: (s[1], s[2])):
-                if failed and not emits_:
+            for line, _, kind, payload in self._plan[template]:
+                if failed and kind != "emit":
                     continue  # text/template stops the file at its first error; names are still modelled
                 try:
-                    outcome = step()
+                    outcome = self._step(kind, payload, values, value, holds, rendered, component_values)
                 except GoTemplateError as exc:
                     outcome = None if failed else ChartProblem(str(exc), template, line, _node_key(exc.at), "template")
                 if isinstance(outcome, ChartProblem) and not failed:
@@ -248,44 +239,38 @@ class ChartModel:
                     failed = True
         return rendered, problems
 
-    def _holds(self, conditions: list[str], values: dict[str, Any]) -> bool:
-        return all(truthy(evaluate(parsed(c), values)) for c in conditions)
-
-    def _anchor_check(self, marker: str, spot: dict[str, Any], values: dict[str, Any]) \
-            -> Callable[[], ChartProblem | None]:
-        """Value conversions the chart makes outside `if`s (urlParse, ternary, stageCniPlugins)."""
-        emission = self._emission_near(spot)
-
-        def run() -> ChartProblem | None:
-            if emission is None or not self._holds(emission["when"], values):
+    def _step(self, kind: str, payload: Any, values: dict[str, Any], value: Callable[[str], Any],
+              holds: Callable[[list[str]], bool], rendered: dict[str, RenderedPackage],
+              component_values: Callable[[str], dict[tuple[str, ...], Any]] | None) -> ChartProblem | None:
+        if kind == "emit":
+            name, entry, gate = payload
+            if not holds(entry["when"]):
                 return None
-            if marker.startswith("urlParse"):
-                if not truthy(evaluate(parsed(".Values.networking"), values)):
-                    return None
-                endpoint = evaluate(parsed(".Values.publishing.apiServerEndpoint"), values)
-                why = url_parse_error(endpoint) if truthy(endpoint) else None
-                if why:
-                    raise GoTemplateError("urlParse $apiServerEndpoint", why)
-            elif marker.startswith("ternary"):
-                value = evaluate(parsed(".Values.authentication.oidc.enabled"), values)
-                if not isinstance(value, bool):
-                    got = "<nil>" if value is None else go_type(value)
-                    raise GoTemplateError(".Values.authentication.oidc.enabled",
-                                          f"wrong type for value; expected bool; got {got}")
-            elif marker.startswith("include"):
-                networking = evaluate(parsed(".Values.networking"), values)
-                if not truthy(networking):
-                    networking = {}
-                if not isinstance(networking, dict):
-                    raise GoTemplateError("dig", "error calling dig: interface conversion")
-                value = networking.get("stageCniPlugins")
-                if value is not None and go_format(value).lower() not in STAGE_CNI_SPELLINGS:
-                    message = (f"networking.stageCniPlugins: expected a boolean, got {go_quote(go_format(value))} "
-                               "-- leaving it unset follows the bundle variant")
-                    return ChartProblem(message, spot["template"], spot["line"], ("networking", "stageCniPlugins"),
-                                        "fail")
+            if _has(name, value("default (list) .Values.bundles.disabledPackages"), "disabledPackages"):
+                return None
+            if entry["helper"] == "optional" and \
+                    not _has(name, value("default (list) .Values.bundles.enabledPackages"), "enabledPackages"):
+                return None
+            variant = entry["variant"]
+            if isinstance(variant, dict):
+                variant = value(variant["expr"])
+                variant = go_format(variant) if truthy(variant) else "default"
+            rendered[name] = RenderedPackage(name, str(variant), entry["bundle"],
+                                             component_values(name) if component_values else {}, gate)
             return None
-        return run
+        if kind == "check":
+            if holds(payload["when"]):
+                value(payload["expr"])
+            return None
+        if kind == "guard":
+            if not holds(payload["when"]):
+                return None
+            message = _fail_message(payload["message"], values)
+            return ChartProblem(message, payload["template"], payload["line"], _message_key(message), "fail")
+        marker, spot, emission = payload
+        if emission is None or not holds(emission["when"]):
+            return None
+        return _anchor_problem(marker, spot, values)
 
     def _emission_near(self, spot: dict[str, Any]) -> dict[str, Any] | None:
         """The emission the anchored expression belongs to: the next one after it in the same file."""
@@ -296,6 +281,36 @@ class ChartModel:
                         (best is None or e["line"] < best["line"]):
                     best = e
         return best
+
+
+def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -> ChartProblem | None:
+    """Value conversions the chart makes outside `if`s (urlParse, ternary, stageCniPlugins), where
+    the enclosing emission renders."""
+    if marker.startswith("urlParse"):
+        if not truthy(evaluate(parsed(".Values.networking"), values)):
+            return None
+        endpoint = evaluate(parsed(".Values.publishing.apiServerEndpoint"), values)
+        why = url_parse_error(endpoint) if truthy(endpoint) else None
+        if why:
+            raise GoTemplateError("urlParse $apiServerEndpoint", why)
+    elif marker.startswith("ternary"):
+        enabled = evaluate(parsed(".Values.authentication.oidc.enabled"), values)
+        if not isinstance(enabled, bool):
+            got = "<nil>" if enabled is None else go_type(enabled)
+            raise GoTemplateError(".Values.authentication.oidc.enabled",
+                                  f"wrong type for value; expected bool; got {got}")
+    elif marker.startswith("include"):
+        networking = evaluate(parsed(".Values.networking"), values)
+        if not truthy(networking):
+            networking = {}
+        if not isinstance(networking, dict):
+            raise GoTemplateError("dig", "error calling dig: interface conversion")
+        setting = networking.get("stageCniPlugins")
+        if setting is not None and go_format(setting).lower() not in STAGE_CNI_SPELLINGS:
+            message = (f"networking.stageCniPlugins: expected a boolean, got {go_quote(go_format(setting))} "
+                       "-- leaving it unset follows the bundle variant")
+            return ChartProblem(message, spot["template"], spot["line"], ("networking", "stageCniPlugins"), "fail")
+    return None
 
 
 STAGE_CNI_SPELLINGS = ("true", "yes", "on", "1", "false", "no", "off", "0")
