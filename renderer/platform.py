@@ -176,7 +176,18 @@ class PlatformFacts:
 
     @cached_property
     def _evaluated(self) -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
-        return self.chart.evaluate(self.chart_values, self._platform_values)
+        # A render builds several PlatformFacts over the same values (resolve, emit, rules): the
+        # chart's answer depends only on the version, the variant and the values, so it is shared.
+        import json
+
+        key = (self.chart.version, self.variant, json.dumps(self.values, sort_keys=True, default=str))
+        found = _EVALUATIONS.get(key)
+        if found is None:
+            found = self.chart.evaluate(self.chart_values, self._platform_values)
+            if len(_EVALUATIONS) > 64:
+                _EVALUATIONS.clear()
+            _EVALUATIONS[key] = found
+        return found
 
     @property
     def rendered_packages(self) -> dict[str, RenderedPackage]:
@@ -314,6 +325,7 @@ class PlatformFacts:
         return wiring
 
 
+_EVALUATIONS: dict[tuple[str, str, str], tuple[dict[str, RenderedPackage], list[ChartProblem]]] = {}
 BUNDLES = ("system", "iaas", "paas", "naas")
 # paas.yaml / naas.yaml variant guard (PLT-06); system.yaml has branches for exactly these.
 SYSTEM_VARIANTS = ("isp-full", "isp-full-generic", "isp-hosted")

@@ -10,6 +10,7 @@ folders: it is imported on the render path (version-aware rules), so it imports 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 CHARTS = Path(__file__).parent / "charts"
@@ -19,9 +20,14 @@ CHARTS = Path(__file__).parent / "charts"
 DEFAULT_VERSION = "main-3c780ac"
 SHIPPED_VERSIONS = ("v1.6.2", "main-3c780ac")
 
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[str, ...]:
+    return tuple(sorted(p.name for p in CHARTS.iterdir() if (p / "Chart.yaml").is_file()))
+
+
 def shipped_versions() -> list[str]:
     """Vendored chart versions, as folder names under ``charts/``."""
-    return sorted(p.name for p in CHARTS.iterdir() if (p / "Chart.yaml").is_file())
+    return list(_shipped())
 
 
 def chart_dir(version: str | None, override: Path | None = None) -> Path:

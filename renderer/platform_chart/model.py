@@ -46,10 +46,13 @@ class RenderedPackage(NamedTuple):
     gate: str | None  # the enabledPackages entry that makes it render, for optional packages
 
 
-@lru_cache(maxsize=8)
 def chart_model(version: str | None) -> ChartModel:
     """The model for ``version``; a version not shipped (a user's --platform-chart) uses the default's."""
-    name = version if version in shipped_versions() else DEFAULT_VERSION
+    return _chart_model(version if version in shipped_versions() else DEFAULT_VERSION)
+
+
+@lru_cache(maxsize=8)
+def _chart_model(name: str) -> ChartModel:
     return ChartModel(name, json.loads((GENERATED / f"{name}.json").read_text(encoding="utf-8")))
 
 
