@@ -204,9 +204,12 @@ def generate(chart: Path) -> dict[str, Any]:
             variant = entry["variant"]
             if isinstance(variant, dict):
                 variant = {"expr": _resolve_variables(variant["expr"], variables)}
+            gate = entry["name"] if entry["helper"] == "optional" else next(
+                iter(re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
+                                " ".join(when))), None)
             emits.setdefault(entry["name"], []).append({
                 "bundle": template.stem, "template": file, "line": entry["line"], "helper": entry["helper"],
-                "variant": variant, "components": entry["components"], "when": when})
+                "variant": variant, "components": entry["components"], "when": when, "gate": gate})
     sources: dict[str, Any] = {}
     for path in sorted((chart / "sources").glob("*.yaml")):
         for doc in yaml.load_all(path.read_text(encoding="utf-8")):
@@ -227,8 +230,15 @@ def generate(chart: Path) -> dict[str, Any]:
     for name, data in values.items():
         if name.startswith("values-"):
             variant_values[name[len("values-"):-len(".yaml")]] = data
+    expressions = {w for entries in emits.values() for e in entries for w in e["when"]}
+    expressions |= {e["variant"]["expr"] for entries in emits.values() for e in entries
+                    if isinstance(e["variant"], dict)}
+    expressions |= {w for g in guards for w in g["when"]} | {w for c in checks for w in [*c["when"], c["expr"]]}
+    expressions |= set(MODEL_EXPRESSIONS)
     return {
-        "generatedFrom": f"{chart.name} (python -m renderer.platform_chart.catalogue)",
+        "generatedFrom": f"{chart.name} (python -m renderer.generate)",
+        # Every expression the model evaluates, parsed ahead of time (a render skips the tokenizer).
+        "parsed": {text: _as_json(parse(text)) for text in sorted(expressions)},
         "chartDefaults": values.get("values.yaml", {}),
         "variantValues": variant_values,
         "sources": sources,
@@ -241,6 +251,16 @@ def generate(chart: Path) -> dict[str, Any]:
         "files": {f"files/{p.name}": yaml.load(p.read_text(encoding="utf-8"))
                   for p in sorted((chart / "files").glob("*.yaml"))},
     }
+
+
+# Expressions renderer.platform_chart.model evaluates itself (beside the chart's own conditions).
+MODEL_EXPRESSIONS = ("default (list) .Values.bundles.disabledPackages",
+                     "default (list) .Values.bundles.enabledPackages", ".Values.networking",
+                     ".Values.publishing.apiServerEndpoint", ".Values.authentication.oidc.enabled")
+
+
+def _as_json(node: Any) -> Any:
+    return [_as_json(n) for n in node] if isinstance(node, (tuple, list)) else node
 
 
 # Template spots the model checks by hand (values the chart converts, not tests): marker -> where.

@@ -190,10 +190,7 @@ class ChartModel:
         plan: dict[str, list[tuple[int, int, str, Any]]] = {t: [] for t in TEMPLATE_ORDER}
         for name, entries in self.emits.items():
             for entry in entries:
-                gate = name if entry["helper"] == "optional" else next(
-                    (g for g in re.findall(r'has \(?"([^"]+)"\)? \(default \(list\) \.Values\.bundles\.enabledPackages',
-                                           " ".join(entry["when"]))), None)
-                plan[entry["template"]].append((entry["line"], 1, "emit", (name, entry, gate)))
+                plan[entry["template"]].append((entry["line"], 1, "emit", (name, entry, entry["gate"])))
         for entry in self.data["checks"]:
             plan[entry["template"]].append((entry["line"], 0, "check", entry))
         for entry in self.data["guards"]:
@@ -210,12 +207,13 @@ class ChartModel:
             -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
         """(Packages the chart emits, problems in helm's execution order) for effective ``values``."""
         memo: dict[str, Any] = {}
+        trees = self.data["parsed"]
 
         def value(text: str) -> Any:
             """One expression's value (or its Go template error), computed once per evaluation."""
             if text not in memo:
                 try:
-                    memo[text] = evaluate(parsed(text), values)
+                    memo[text] = evaluate(trees.get(text) or parsed(text), values)
                 except GoTemplateError as exc:
                     memo[text] = exc
             found = memo[text]
