@@ -91,7 +91,7 @@ def main() -> int:
 
     import renderer.platform_chart.model as model
 
-    model.chart_model.cache_clear()
+    model._chart_model.cache_clear()
     start = time.perf_counter()
     chart = model.chart_model(DEFAULT_VERSION)
     loaded = (time.perf_counter() - start) * 1000
