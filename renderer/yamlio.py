@@ -220,9 +220,24 @@ def _literal_ok(text: str) -> bool:
 
 
 def dump_stream(objects: Iterable[dict[str, Any]]) -> str:
-    """A `---`-separated YAML stream; key order is the order the objects were built in."""
+    """A `---`-separated YAML stream; key order is the order the objects were built in.
+
+    ``renderer.emitter`` writes plain data without ruamel, to the same bytes; what it does not model
+    exactly goes through the ruamel dumper below.
+    """
+    from renderer import emitter
+
+    documents = list(objects)
+    try:
+        return emitter.dump_stream(documents)
+    except emitter.Unsupported:
+        return ruamel_dump_stream(documents)
+
+
+def ruamel_dump_stream(documents: list[Any]) -> str:
+    """The reference writer: ruamel's representer and libyaml's emitter (``_dumper``)."""
     buf = io.StringIO()
-    _dumper().dump_all(list(objects), buf)
+    _dumper().dump_all(documents, buf)
     return buf.getvalue()
 
 

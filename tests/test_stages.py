@@ -10,7 +10,7 @@ from tests.conftest import REPO
 # Stage of each core module (a package name covers its submodules). Shared leaf modules (errors,
 # tree, model) sit at the stage where they are first needed.
 STAGES = [
-    ("load", ["renderer.errors", "renderer.tree", "renderer.yamlio", "renderer.templating",
+    ("load", ["renderer.errors", "renderer.tree", "renderer.yamlio", "renderer.emitter", "renderer.templating",
               "renderer.overlay_schema", "renderer.overlay", "renderer.variants", "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
