@@ -166,15 +166,22 @@ def _resolve_appends(data: Any) -> Any:
 
 
 def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]:
+    from renderer.layercache import parsed_layer
+
     display = display_path(path)
-    docs = load_documents(read_text(path, display), display)
+    data, locs = parsed_layer(display, read_text(path, display), _parse_layer)  # shared bases parse once
+    return data, locs, display
+
+
+def _parse_layer(text: str, display: str) -> tuple[dict[str, Any], Locations]:
+    docs = load_documents(text, display)
     if len(docs) != 1 or not isinstance(docs[0][0], dict):
         raise fail("OVL-SCHEMA", "an overlay file holds exactly one YAML mapping", Location(display, 1, 1))
     data, locs = docs[0]
     from renderer import overlay_schema
 
     overlay_schema.validate_layer(_as_schema_sees_it(data), locs, display)
-    return data, locs, display
+    return data, locs
 
 
 def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str] | None = None) -> Overlay:

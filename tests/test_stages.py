@@ -11,7 +11,8 @@ from tests.conftest import REPO
 # tree, model) sit at the stage where they are first needed.
 STAGES = [
     ("load", ["renderer.errors", "renderer.tree", "renderer.yamlio", "renderer.emitter", "renderer.templating",
-              "renderer.overlay_schema", "renderer.overlay", "renderer.variants", "renderer._generated"]),
+              "renderer.overlay_schema", "renderer.layercache", "renderer.overlay", "renderer.variants",
+              "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
