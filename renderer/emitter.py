@@ -38,7 +38,7 @@ class Unsupported(Exception):
 
 # ruamel.yaml's YAML 1.2 implicit resolvers (ruamel/yaml/resolver.py, the (1, 2) entries): a plain
 # scalar matching one is read back as that type, so a string that matches must be quoted.
-_RESOLVES_NON_STR = re.compile(
+_RESOLVES_NON_STR_PATTERN = (
     r"""(?:true|True|TRUE|false|False|FALSE
         |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
         |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
@@ -49,16 +49,42 @@ _RESOLVES_NON_STR = re.compile(
         |<<|~|null|Null|NULL|=|!|&|\*
         |[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
         |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[\ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
-         (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)""",
-    re.X,
+         (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)"""
 )
 # The resolvers are looked up by the scalar's first character; `$` in their patterns also matches
 # before a final newline, which only matters for multi-line strings (never plain).
 _RESOLVER_FIRST = frozenset("tTfF-+0123456789.<~nN=!&*")
+_resolver: list[re.Pattern[str]] = []  # compiled on first use (~1 ms)
+
+
+def _resolves_non_str(text: str) -> bool:
+    """Whether a plain ``text`` would be read back as something other than a string."""
+    if not text or text[0] not in _RESOLVER_FIRST:
+        return False
+    if not _resolver:
+        _resolver.append(re.compile(_RESOLVES_NON_STR_PATTERN, re.X))
+    return _resolver[0].fullmatch(text) is not None
 
 # libyaml IS_PRINTABLE, by code point: \n, 0x20-0x7E, 0xA0-0xD7FF, 0xE000-0xFFFD without the BOM.
-# Everything else (tabs, C1 controls, characters above the BMP) is "special": double-quoted.
-_SPECIAL = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+# Everything else (tabs, C1 controls, characters above the BMP) is "special": double-quoted. ASCII
+# text is checked with a small character class (a class spanning the BMP costs ~4 ms to compile,
+# paid by every process); other text character by character.
+_ASCII_SPECIAL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+
+
+def _is_special(ch: str) -> bool:
+    code = ord(ch)
+    if code < 0x80:
+        return code != 0x0A and not 0x20 <= code <= 0x7E
+    return not (0xA0 <= code <= 0xD7FF or (0xE000 <= code <= 0xFFFD and code != 0xFEFF))
+
+
+def _has_special(text: str) -> bool:
+    if text.isascii():
+        return _ASCII_SPECIAL.search(text) is not None
+    return any(map(_is_special, text))
+
+
 # Line breaks other than \n: libyaml treats them as breaks (U+2028/2029 are printable).
 _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
@@ -74,7 +100,7 @@ def _double_quoted(text: str) -> str:
     out = ['"']
     for ch in text:
         code = ord(ch)
-        if ch == '"' or ch == "\\" or ch == "\n" or code == 0xFEFF or _SPECIAL.match(ch) or _OTHER_BREAKS.match(ch):
+        if ch in '"\\\n\r\x85\u2028\u2029' or _is_special(ch):
             named = _ESCAPES.get(code)
             if named is not None:
                 out.append("\\" + named)
@@ -112,9 +138,9 @@ def _plain_allowed(text: str) -> bool:
 
 def _one_line(text: str, style: str | None) -> str:
     """A one-line scalar as libyaml writes it (plain, single- or double-quoted)."""
-    if style == '"' or _SPECIAL.search(text):
+    if style == '"' or _has_special(text):
         return _double_quoted(text)
-    if text and _plain_allowed(text) and not (text[0] in _RESOLVER_FIRST and _RESOLVES_NON_STR.fullmatch(text)):
+    if text and _plain_allowed(text) and not _resolves_non_str(text):
         return text
     return "'" + text.replace("'", "''") + "'"
 
@@ -171,17 +197,17 @@ class _Emitter:
             text = self.values.get(value)
             if text is not None:
                 return text
-            if _SIMPLE_PLAIN.match(value) and not (value[0] in _RESOLVER_FIRST and _RESOLVES_NON_STR.fullmatch(value)) \
+            if _SIMPLE_PLAIN.match(value) and not _resolves_non_str(value) \
                     and not _ambiguous(value):
                 text = value
             elif _OTHER_BREAKS.search(value):
                 raise Unsupported("line break other than \\n")
             elif "\n" in value:
-                if _literal_ok(value) and not _SPECIAL.search(value):
+                if _literal_ok(value) and not _has_special(value):
                     return None
                 if _literal_ok(value) or _ambiguous(value):
                     text = _double_quoted(value)  # libyaml: a literal block may not hold special characters
-                elif _SPECIAL.search(value) or "\n " in value or " \n" in value:
+                elif _has_special(value) or "\n " in value or " \n" in value:
                     text = _double_quoted(value)  # single quotes may not hold them either
                 else:
                     raise Unsupported("multi-line single-quoted string")

@@ -109,7 +109,7 @@ def test_string_resolution_follows_ruamel_yaml_1_2_resolvers() -> None:
         "+.INF", ".NaN", "-.nan", "0.0.1", "1.2.3", "v1.2", "1-2", "12e", "=", "==", "<", "<<<"]
     for s in corpus:
         by_ruamel = str(resolver.resolve(ScalarNode, s, (True, False))) != "tag:yaml.org,2002:str"
-        by_emitter = s[0] in emitter._RESOLVER_FIRST and emitter._RESOLVES_NON_STR.fullmatch(s) is not None
+        by_emitter = emitter._resolves_non_str(s)
         assert by_emitter == by_ruamel, s
 
 

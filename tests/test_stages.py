@@ -17,7 +17,7 @@ STAGES = [
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
     ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp"]),
+    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from renderer import report
+from renderer import batch, report
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, Finding
 from renderer.requests import CheckRequest
 
@@ -11,7 +11,7 @@ def run(req: CheckRequest) -> int:
     from renderer.pipeline import check_cluster, cluster_paths, sorted_findings
 
     findings: list[Finding] = []
-    for path in cluster_paths(req.path, req.all_clusters):
+    for path in batch.clusters(cluster_paths(req.path, req.all_clusters)):  # renderer.batch
         findings.extend(check_cluster(path, variants=req.variants, root=req.root,
                                       kubernetes_version=req.kubernetes_version, validator=req.validator))
     findings = sorted_findings(findings)
