@@ -83,7 +83,8 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="stdout format: a YAML stream (default) or a JSON v1 List. Not with --out.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write a kustomize directory (one file per object) instead of stdout; replaced atomically.")
 @click.option("--all", "all_clusters", is_flag=True,
@@ -98,7 +99,9 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
-    return command.run(RenderRequest(**options))
+    if options["fmt"] is not None and options["out"] is not None:
+        raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
+    return command.run(RenderRequest(**{**options, "fmt": options["fmt"] or "yaml"}))
 
 
 @main.command()
@@ -257,6 +260,56 @@ def cmp_parameters() -> int:
     from renderer.commands import cmp as command
 
     return command.parameters()
+
+
+@main.command()
+@shared("path")
+@click.option("--all", "all_clusters", is_flag=True,
+              help="PATH is an overlay tree: diff every cluster, each against its own context.")
+@click.option("--snapshot", type=click.Path(exists=True, path_type=Path),
+              help="Live state from `kubectl get -o yaml|json` output (a file or a folder) instead of a cluster.")
+@click.option("--against", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Compare with a committed `render --out` folder instead of a cluster.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
+              help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
+@click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
+@click.option("--server-side", is_flag=True,
+              help="Compare with a server-side-apply dry run of each object (defaults and webhooks applied).")
+@click.option("--field-manager", help="Field manager for --server-side (default: cozy-render).")
+@click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
+              help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
+@click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]),
+              help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when there are differences (errors still exit >1).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for all requests to one cluster, retries included (default: 60).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
+@shared("variants", "root", "kubernetes_version")
+@runs
+def diff(**options: Any) -> int:
+    """Show what syncing the render of PATH would change on the live cluster (exit 0 none, 1 differences,
+    >1 error)."""
+    from renderer.diff import DiffRequest, run
+
+    # Unset options take DiffRequest's defaults: they are declared there only.
+    return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
+@main.command()
+@shared("path", "all_clusters")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one path per line (with --all: cluster<TAB>path); json: {clusters: [...]}.")
+@shared("variants", "root")
+@runs
+def inputs(**options: Any) -> int:
+    """Every repository file the render of PATH reads, relative to the repository root (for Argo CD's
+    manifest-generate-paths)."""
+    from renderer.commands import inputs as command
+    from renderer.requests import InputsRequest
+
+    return command.run(InputsRequest(**options))
 
 
 if __name__ == "__main__":  # pragma: no cover

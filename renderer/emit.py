@@ -144,7 +144,9 @@ def _emit_manifests(ctx: _Emitting) -> None:
             _check_object(entry, where)
             ctx.add(copy_tree(entry), where, [((), ("manifests", i))], role="manifest")
             continue
-        declared_in = Path(where.path).resolve().parent if where else overlay.cluster_file.parent
+        # where.path is a display string (relative to the cwd or, in cmp generate, to the repository root)
+        layer = next((p for p in overlay.layers if where and display_path(p) == where.path), overlay.cluster_file)
+        declared_in = layer.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
         ctx.inputs.append(file)
         display = display_path(file)

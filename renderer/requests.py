@@ -41,15 +41,29 @@ class CheckRequest(NamedTuple):
 
 
 class CmpGenerateRequest(NamedTuple):
-    """What argocd-cmp-server hands the plugin: a working directory and environment variables."""
+    """What argocd-cmp-server hands the plugin: a working directory and environment variables
+    (which of them count, and which wins: ``renderer.cmp``)."""
 
     path: Path = Path(".")
     parameters: str = ""  # ARGOCD_APP_PARAMETERS, raw JSON
     source_path: str = ""  # ARGOCD_APP_SOURCE_PATH, to find the repository root without .git
+    plugin_env: tuple[tuple[str, str], ...] = ()  # every ARGOCD_ENV_* variable (plugin env entries), sorted
+    kube_version: str = ""  # KUBE_VERSION: the destination cluster's version, the default schema version
 
     @classmethod
     def from_environment(cls, path: Path = Path(".")) -> CmpGenerateRequest:
-        return cls(path, os.environ.get("ARGOCD_APP_PARAMETERS", ""), os.environ.get("ARGOCD_APP_SOURCE_PATH", ""))
+        env = os.environ
+        plugin_env = tuple(sorted((k, v) for k, v in env.items() if k.startswith("ARGOCD_ENV_")))
+        return cls(path, env.get("ARGOCD_APP_PARAMETERS", ""), env.get("ARGOCD_APP_SOURCE_PATH", ""), plugin_env,
+                   env.get("KUBE_VERSION", ""))
+
+
+class InputsRequest(NamedTuple):
+    path: Path
+    all_clusters: bool = False
+    fmt: str = "text"
+    variants: Path | None = None
+    root: Path | None = None
 
 
 class ExplainRequest(NamedTuple):

@@ -8,7 +8,7 @@ are read like overlays: size, nesting and alias limits, and ``file:line:col`` in
 Parsing the shipped YAML on every render costs more than the rest of the render (the catalogue alone
 takes ~25 ms through ruamel's constructor), so the shipped plain-YAML files are also kept parsed,
 as JSON, in ``renderer/_generated/variants.json`` (``python -m renderer.generate``). The bundle
-records each file's SHA-256; a shipped file whose bytes differ (an edit in a source checkout not yet
+records each file's size and CRC-32; a shipped file whose bytes differ (an edit in a source checkout not yet
 regenerated) is read from its YAML instead, so a render never serves stale variant data. User
 ``--variants`` files are always read from YAML.
 """
@@ -46,7 +46,7 @@ class Variants:
                 self._files[relpath] = _load(str(user))
             elif not shipped.is_file():
                 continue  # removed since the bundle was generated: never served from the bundle
-            elif _matches_bundle(shipped, bundled["sha256"]):
+            elif _matches_bundle(shipped, bundled["digest"]):
                 self._files[relpath] = bundled["documents"]
             else:
                 self._files[relpath] = _load(str(shipped))
@@ -80,10 +80,13 @@ def _bundle() -> dict[str, dict[str, Any]]:
         return {}
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
+def _digest(path: Path) -> str:
+    """Size and CRC-32 of a shipped file: enough to notice an edit, and no hashlib (OpenSSL) import,
+    which would cost every render a few milliseconds."""
+    import zlib
 
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    data = path.read_bytes()
+    return f"{len(data)}:{zlib.crc32(data):08x}"
 
 
 # Shipped files whose digest matched the bundle in this process: path -> (inode, size, mtime, ctime).
@@ -108,7 +111,7 @@ def _matches_bundle(path: Path, digest: str) -> bool:
     if _verified.get(path) == signature:
         return True
     _verified.pop(path, None)
-    if _sha256(path) != digest:
+    if _digest(path) != digest:
         return False
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
         _verified[path] = signature
@@ -121,7 +124,7 @@ def bundle_source() -> str:
 
     shipped = shipped_dir()
     files = sorted(p for p in shipped.rglob("*.yaml") if p.is_file())
-    data = {p.relative_to(shipped).as_posix(): {"sha256": _sha256(p), "documents": _load.__wrapped__(str(p))}
+    data = {p.relative_to(shipped).as_posix(): {"digest": _digest(p), "documents": _load.__wrapped__(str(p))}
             for p in files}
     return json.dumps(data, indent=None, separators=(",", ":")) + "\n"  # key order is output order
 

@@ -16,8 +16,8 @@ STAGES = [
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache"]),
-    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp"]),
+    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux"]),
+    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp", "renderer.diff", "renderer.inputs"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")

@@ -22,13 +22,13 @@ def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = variants._sha256
+    real = variants._digest
 
     def counting(path: Path) -> str:
         calls.append(path.name)
         return real(path)
 
-    monkeypatch.setattr(variants, "_sha256", counting)
+    monkeypatch.setattr(variants, "_digest", counting)
     return calls
 
 

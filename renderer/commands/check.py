@@ -8,12 +8,14 @@ from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
-    from renderer.pipeline import check_cluster, cluster_paths, sorted_findings
+    from renderer import flux
+    from renderer.pipeline import cluster_paths, render, sorted_findings
 
     findings: list[Finding] = []
     for path in batch.clusters(cluster_paths(req.path, req.all_clusters)):  # renderer.batch
-        findings.extend(check_cluster(path, variants=req.variants, root=req.root,
-                                      kubernetes_version=req.kubernetes_version, validator=req.validator))
+        result = render(path, refuse=False, variants=req.variants, root=req.root,
+                        kubernetes_version=req.kubernetes_version, validator=req.validator)
+        findings.extend(result.findings + flux.check(result))
     findings = sorted_findings(findings)
     report.write(findings, req.fmt)
     failing = [f for f in findings if f.severity == ERROR or req.strict]

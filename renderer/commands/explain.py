@@ -35,4 +35,4 @@ def _key_path(key: str | None) -> tuple[str | int, ...]:
     """A dotted key (``gpu.variant``, ``vlans.0.id``) as overlay path parts; digits index lists."""
     if not key:
         return ()
-    return tuple(int(p) if p.isdigit() else p for p in key.split("."))
+    return tuple(int(p) if p.isascii() and p.isdigit() else p for p in key.split("."))

@@ -23,10 +23,12 @@ def run(req: RenderRequest) -> int:
         objects = [o for r in results for o in r.manifests]
         sys.stdout.write(output.to_json(objects) if req.fmt == "json" else output.to_yaml(objects))
         return EXIT_OK
+    from renderer import flux
+
     files: dict[str, str] = {}
     for r in results:
         prefix = f"{r.overlay.name}/" if req.all_clusters else ""
-        for name, content in output.directory_files(r.manifests).items():
+        for name, content in output.directory_files(flux.disable_substitution(r.manifests)).items():
             files[prefix + name] = content
     if req.check_only:
         stale = output.stale_files(req.out, files)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from functools import cache, cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, Location
@@ -95,9 +95,20 @@ def _rule_sort_key(rule_id: str) -> tuple[str, int]:
     return (prefix, int(number) if number.isdigit() else 0)
 
 
+T = TypeVar("T")
+
+
 class RuleContext:
     def __init__(self, result: RenderResult) -> None:
         self.result = result
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value several rules share, computed once per render (the GPU view, the PackageSources)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        value: T = self._memo[key]
+        return value
 
     @property
     def overlay(self):

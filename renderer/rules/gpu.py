@@ -174,11 +174,7 @@ class GpuView:
 
 def gpu_view(ctx: RuleContext) -> GpuView:
     # One view per render: several rules share its cached facts.
-    view = getattr(ctx, "_gpu_view", None)
-    if view is None:
-        view = GpuView(ctx)
-        ctx._gpu_view = view  # type: ignore[attr-defined]
-    return view
+    return ctx.memo("gpu-view", lambda: GpuView(ctx))
 
 
 def _nonempty(value: Any) -> bool:
