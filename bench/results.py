@@ -1,4 +1,4 @@
-"""bench/RESULTS.md: each bench script owns one `## ` section and replaces only that; run.py owns the header."""
+"""bench/RESULTS.md: each bench script owns one `## ` section and replaces only that (run.py rewrites it whole)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,3 @@ def write_section(heading: str, text: str) -> None:
         updated = current.rstrip() + "\n\n" + text
     RESULTS.write_text(updated)
 
-
-def write_header(text: str) -> None:
-    """Replace everything before the first section by ``text``."""
-    current = RESULTS.read_text() if RESULTS.exists() else ""
-    first = re.search(r"^## ", current, re.M)
-    RESULTS.write_text(text.rstrip() + "\n\n" + (current[first.start():] if first else ""))

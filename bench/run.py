@@ -8,10 +8,12 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
 2. ``bench_fleet.py``: `render --all --out` and `check --all` of generated 100- and 1,000-cluster
    fleets against `kubectl kustomize` once per cluster (median of 5), growth and peak memory;
 3. ``bench_validate.py``: output-schema validation throughput against jsonschema (in this process's
-   interpreter, which needs the test extra for the jsonschema baseline; median of 10).
+   interpreter, which needs the test extra for the jsonschema baseline; median of 10);
+4. ``bench_diff.py``: `diff --snapshot` of 1,000 and 10,000 objects against the bare interpreter.
 
-Each bench replaces its own section of RESULTS.md; the header records the machine, when, the commit
-and the exact command. Timings on a shared machine are noisy: compare ratios from one run.
+RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
+one section per bench (each script can also replace just its own section with ``--write``). Timings
+on a shared machine are noisy: compare ratios from one run.
 
 Usage: python bench/run.py [--quick]   (--quick: fewer runs and a 300-cluster fleet, for a smoke test;
 its figures are not written)
@@ -32,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_fleet
 import bench_startup
 import proc
-from results import RESULTS, write_header, write_section
+from results import RESULTS
 
 BENCH = Path(__file__).resolve().parent
 
@@ -79,10 +81,19 @@ def main() -> None:
         fleet_args = argparse.Namespace(runs=2 if args.quick else 5, sizes=[100, 300] if args.quick else [100, 1000])
         fleet = bench_fleet.run(python, fleet_args, Path(scratch))
         print(fleet, flush=True)
-    runs = 3 if args.quick else 10
-    validate = subprocess.run([sys.executable, str(BENCH / "bench_validate.py"), "--runs", str(runs)],
-                              capture_output=True, text=True, check=True, env=proc.ENV).stdout
-    print(validate, flush=True)
+        in_process: list[str] = []
+        # bench_validate needs jsonschema (the test extra) for its baseline: this interpreter; bench_diff
+        # times `cozy-render diff` next to its interpreter: the wheel's venv.
+        for interpreter, script, options in (
+                (Path(sys.executable), "bench_validate.py", ["--runs", "3" if args.quick else "10"]),
+                (python, "bench_diff.py", ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"])):
+            done = subprocess.run([str(interpreter), str(BENCH / script), *options], capture_output=True, text=True,
+                                  env=proc.ENV)
+            text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""
+            if done.returncode != 0 or not text:
+                text = f"## {script}\n\nFailed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}\n"
+            print(text, flush=True)
+            in_process.append(text)
     elapsed = time.time() - started
     if args.quick:
         print(f"quick run: {elapsed:.0f} s; nothing written")
@@ -97,10 +108,8 @@ def main() -> None:
         "wheel with bytecode into a fresh venv, and every ratio compares figures measured in this same run. "
         "On a shared machine the absolute figures move by tens of percent between runs; the ratios move less.\n"
     )
-    write_header(header)
-    for text in (startup, fleet, validate):
-        heading = text.splitlines()[0]
-        write_section(heading, text)
+    # Rewritten whole, so a section no bench writes any more does not linger.
+    RESULTS.write_text("\n".join(part.rstrip() + "\n" for part in (header, startup, fleet, *in_process)))
     print(f"wrote {RESULTS} in {elapsed:.0f} s")
 
 
