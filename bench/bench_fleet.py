@@ -7,9 +7,9 @@ on every pull request. This generates fleets of 100 and 1,000 clusters mixing ev
 - ``cozy-render render --all FLEET --out OUT`` and ``cozy-render check --all FLEET``, with the peak
   resident memory of each process (``wait4``);
 - the baseline, ``kubectl kustomize`` run once per cluster on the very output ``render --out`` wrote
-  (what a repository of plain kustomize folders costs its CI): every cluster of the 100 fleet, and an
-  evenly spaced 100 of the 1,000 fleet (the same mix of shapes), scaled to the fleet; skipped, and
-  said so, without kubectl;
+  (what a repository of plain kustomize folders costs its CI): every cluster of the 100 fleet, which
+  are also the first 100 of the 1,000 fleet (the same mix of shapes), scaled to each fleet; skipped,
+  and said so, without kubectl;
 - the venv's bare interpreter (``python -I -S -c pass``), as a per-cluster yardstick.
 
 Targets (issue 13): ``render --all --out`` at >= 20x the kustomize baseline's throughput, 1,000
@@ -43,35 +43,55 @@ KUSTOMIZE_SAMPLE = 100
 MIB = 1024 * 1024
 
 
-def measure_fleet(python: Path, size: int, work: Path, runs: int) -> dict[str, object]:
-    fleet, out = work / f"fleet-{size}", work / f"out-{size}"
-    generate(size, fleet)
-    render = [*proc.cozy_render(python), "render", "--all", str(fleet), "--out", str(out)]
-    check = [*proc.cozy_render(python), "check", "--all", str(fleet)]
-    proc.run(render)  # warm the page cache; writes the output kustomize reads
-    proc.run(check)
-    render_runs = [proc.run(render) for _ in range(runs)]
-    check_runs = [proc.run(check) for _ in range(runs)]
-    clusters = sorted(p for p in out.iterdir() if p.is_dir())
-    assert len(clusters) == size, f"render --all wrote {len(clusters)} clusters, expected {size}"
-    step = max(1, len(clusters) // KUSTOMIZE_SAMPLE)
-    sample = clusters[::step][:KUSTOMIZE_SAMPLE]
-    per_cluster: list[float] = []
+def measure(python: Path, sizes: list[int], work: Path, runs: int) -> list[dict[str, object]]:
+    """Every figure, in interleaved rounds (each round: every fleet's render and check, then the
+    kustomize sample), so a change in the machine's load shifts all of them alike."""
+    fleets = []
+    for size in sizes:
+        fleet, out = work / f"fleet-{size}", work / f"out-{size}"
+        generate(size, fleet)
+        render = [*proc.cozy_render(python), "render", "--all", str(fleet), "--out", str(out)]
+        check = [*proc.cozy_render(python), "check", "--all", str(fleet)]
+        proc.run(render)  # warm the page cache; writes the output kustomize reads
+        proc.run(check)
+        clusters = sorted(p for p in out.iterdir() if p.is_dir())
+        assert len(clusters) == size, f"render --all wrote {len(clusters)} clusters, expected {size}"
+        fleets.append({"size": size, "fleet": fleet, "render_cmd": render, "check_cmd": check, "clusters": clusters,
+                       "render_runs": [], "check_runs": []})
+    # The smallest fleet's clusters are the first clusters of every larger one (gen_fleet is
+    # deterministic by index), so one kustomize sample is the same output for all of them.
+    smallest = fleets[0]["clusters"]
+    assert isinstance(smallest, list)
+    step = max(1, len(smallest) // KUSTOMIZE_SAMPLE)
+    sample = smallest[::step][:KUSTOMIZE_SAMPLE]
     kubectl = proc.kubectl()
+    per_cluster: list[float] = []
     if kubectl:
         proc.run([kubectl, "kustomize", str(sample[0])])  # warm
-        for _ in range(runs):
+    for _ in range(runs):
+        for f in fleets:
+            for name in ("render", "check"):
+                cmd = f[f"{name}_cmd"]
+                runs_of = f[f"{name}_runs"]
+                assert isinstance(cmd, list) and isinstance(runs_of, list)
+                runs_of.append(proc.run(cmd))
+        if kubectl:
             per_cluster.append(sum(proc.timed([kubectl, "kustomize", str(c)]) for c in sample) / len(sample))
-    return {
-        "size": size,
-        "render": statistics.median(t for t, _ in render_runs),
-        "render_peak": max(m for _, m in render_runs),
-        "check": statistics.median(t for t, _ in check_runs),
-        "check_peak": max(m for _, m in check_runs),
-        "kustomize_per_cluster": statistics.median(per_cluster) if per_cluster else None,
-        "kustomize_sample": len(sample),
-        "fleet": fleet,
-    }
+    results = []
+    for f in fleets:
+        render_runs, check_runs = f["render_runs"], f["check_runs"]
+        assert isinstance(render_runs, list) and isinstance(check_runs, list)
+        results.append({
+            "size": f["size"],
+            "render": statistics.median(t for t, _ in render_runs),
+            "render_peak": max(m for _, m in render_runs),
+            "check": statistics.median(t for t, _ in check_runs),
+            "check_peak": max(m for _, m in check_runs),
+            "kustomize_per_cluster": statistics.median(per_cluster) if per_cluster else None,
+            "kustomize_sample": len(sample),
+            "fleet": f["fleet"],
+        })
+    return results
 
 
 def main() -> None:
@@ -91,16 +111,17 @@ def main() -> None:
 
 def run(python: Path, args: argparse.Namespace, work: Path) -> str:
     bare = statistics.median(proc.timed(proc.bare_interpreter(python)) for _ in range(max(10, args.runs)))
-    results = [measure_fleet(python, size, work, args.runs) for size in args.sizes]
+    results = measure(python, args.sizes, work, args.runs)
     kubectl = proc.kubectl()
     lines = [
         SECTION,
         "",
         f"Fleets generated by `bench/gen_fleet.py` ({len(sample_shapes())} sample shapes, round robin). Median of "
         f"{args.runs} runs, whole process, one process per command (no `--jobs`), cozy-render installed from a "
-        f"wheel with bytecode ({'yes' if proc.has_bytecode(python) else 'NO'}). kubectl kustomize: once per cluster "
-        f"over the written output (all clusters of a fleet of up to {KUSTOMIZE_SAMPLE}, else an evenly spaced "
-        f"{KUSTOMIZE_SAMPLE}), mean per cluster, scaled to the fleet. Machine: {platform.machine()}, "
+        f"wheel with bytecode ({'yes' if proc.has_bytecode(python) else 'NO'}), rounds interleaved. kubectl "
+        f"kustomize: once per cluster over the output `render --out` wrote for the {args.sizes[0]:,} clusters every "
+        f"fleet starts with (at most {KUSTOMIZE_SAMPLE}, evenly spaced), mean per cluster, scaled to each fleet. "
+        f"Machine: {platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}.",
         f"Reproduce: `.venv/bin/python bench/bench_fleet.py --runs {args.runs} --sizes "
         f"{' '.join(map(str, args.sizes))} --write` (or `bench/run.py`).",
