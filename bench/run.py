@@ -9,7 +9,8 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
    fleets against `kubectl kustomize` once per cluster (median of 5), growth and peak memory;
 3. ``bench_validate.py``: output-schema validation throughput against jsonschema (in this process's
    interpreter, which needs the test extra for the jsonschema baseline; median of 10);
-4. ``bench_diff.py``: `diff --snapshot` of 1,000 and 10,000 objects against the bare interpreter.
+4. ``bench_diff.py``: `diff --snapshot` of 1,000 and 10,000 objects against the bare interpreter (in
+   this process's interpreter too: it needs the diff extras).
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
 one section per bench (each script can also replace just its own section with ``--write``). Timings
@@ -82,12 +83,11 @@ def main() -> None:
         fleet = bench_fleet.run(python, fleet_args, Path(scratch))
         print(fleet, flush=True)
         in_process: list[str] = []
-        # bench_validate needs jsonschema (the test extra) for its baseline: this interpreter; bench_diff
-        # times `cozy-render diff` next to its interpreter: the wheel's venv.
-        for interpreter, script, options in (
-                (Path(sys.executable), "bench_validate.py", ["--runs", "3" if args.quick else "10"]),
-                (python, "bench_diff.py", ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"])):
-            done = subprocess.run([str(interpreter), str(BENCH / script), *options], capture_output=True, text=True,
+        # These two run in this interpreter (the project venv): bench_validate needs jsonschema (the test
+        # extra) for its baseline, bench_diff the diff extras; both say so in their sections.
+        for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
+                                ("bench_diff.py", ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"])):
+            done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""
             if done.returncode != 0 or not text:
