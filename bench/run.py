@@ -85,8 +85,9 @@ def main() -> None:
         in_process: list[str] = []
         # These two run in this interpreter (the project venv): bench_validate needs jsonschema (the test
         # extra) for its baseline, bench_diff the diff extras; both say so in their sections.
+        diff_options = ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
-                                ("bench_diff.py", ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"])):
+                                ("bench_diff.py", diff_options)):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""
