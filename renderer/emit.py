@@ -53,7 +53,8 @@ class _Emitting:
         self.plan = plan
         self.overlay = plan.overlay
         # The plan stays as resolve left it: emit merges `packages:` entries into copies.
-        self.objects = [Emitted(copy_tree(e.obj), e.source, list(e.origins), e.role, e.locs) for e in plan.objects]
+        self.objects = [Emitted(copy_tree(e.obj), e.source, list(e.origins), e.role, e.locs, list(e.derived))
+                        for e in plan.objects]
         self.inputs = list(plan.inputs)
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
@@ -93,7 +94,10 @@ def _emit_platform(ctx: _Emitting) -> None:
         (("spec", "variant"), ("platform", "variant")),
         (("spec", "components", "platform", "values"), ("platform", "values")),
         (("spec",), ("platform",)),
-    ], role="platform")
+    ], role="platform").derived = [d._replace(prefix=PLATFORM_VALUES + d.prefix) for d in ctx.plan.derived]
+
+
+PLATFORM_VALUES = ("spec", "components", "platform", "values")
 
 
 _PACKAGE_ENVELOPE = ("apiVersion", "kind", "metadata")

@@ -27,6 +27,8 @@ class RenderRequest(NamedTuple):
     strict: bool = False
     kubernetes_version: str | None = None
     validator: str = "auto"
+    annotate: bool = False  # a trailing `# file:line` on each value (renderer.provenance)
+    verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
 
 
 class CheckRequest(NamedTuple):
@@ -38,6 +40,7 @@ class CheckRequest(NamedTuple):
     strict: bool = False
     kubernetes_version: str | None = None
     validator: str = "auto"
+    verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
 
 
 class CmpGenerateRequest(NamedTuple):
@@ -68,12 +71,35 @@ class InputsRequest(NamedTuple):
 
 class ExplainRequest(NamedTuple):
     path: Path
-    key: str | None = None
+    key: str | None = None  # a dotted overlay key; with rendered: KIND/NAME (or a JSON pointer)
+    root: Path | None = None
+    pointer: str | None = None  # with rendered: a JSON pointer inside the object
+    rendered: bool = False
+    fmt: str = "text"
+    variants: Path | None = None
+
+
+class InitRequest(NamedTuple):
+    name: str
+    os: str
+    gpu: str = "none"
+    hubble: bool = False
+    vlans: tuple[str, ...] = ()  # ID:UPLINK:NAMESPACE[,NAMESPACE...]
+    root: Path | None = None
+
+
+class LsRequest(NamedTuple):
+    path: Path
+    fmt: str | None = None  # None: a table on a terminal, JSON otherwise
+    sort: str = "name"
+    errors_only: bool = False
+    variants: Path | None = None
     root: Path | None = None
 
 
 class RulesRequest(NamedTuple):
     code: str | None = None
+    fmt: str = "text"
 
 
 class NodeConfigRequest(NamedTuple):

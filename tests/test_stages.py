@@ -16,8 +16,10 @@ STAGES = [
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux"]),
-    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp", "renderer.diff", "renderer.inputs"]),
+    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
+                "renderer.docs_reference"]),
+    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp", "renderer.diff", "renderer.inputs",
+               "renderer.provenance"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")

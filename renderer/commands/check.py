@@ -9,10 +9,17 @@ from renderer.requests import CheckRequest
 
 def run(req: CheckRequest) -> int:
     from renderer import flux
+    from renderer.commands import fleet
     from renderer.pipeline import cluster_paths, render, sorted_findings
 
+    paths = cluster_paths(req.path, req.all_clusters)
+    if req.all_clusters and fleet.watching():
+        watched = fleet.check_watched(paths, fmt=req.fmt, verbose=req.verbose, variants=req.variants,
+                                       root=req.root, kubernetes_version=req.kubernetes_version,
+                                       validator=req.validator)
+        return EXIT_FINDINGS if [f for f in watched if f.severity == ERROR or req.strict] else EXIT_OK
     findings: list[Finding] = []
-    for path in batch.clusters(cluster_paths(req.path, req.all_clusters)):  # renderer.batch
+    for path in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
         result = render(path, refuse=False, variants=req.variants, root=req.root,
                         kubernetes_version=req.kubernetes_version, validator=req.validator)
         findings.extend(result.findings + flux.check(result))
