@@ -95,3 +95,22 @@ def test_the_cache_is_bounded() -> None:
     for i in range(layercache.MAX_LAYERS + 10):
         layercache.parsed_layer(f"f{i}.yaml", "t", lambda text, display: ({}, {}))
     assert len(layercache._layers) == layercache.MAX_LAYERS
+
+
+def test_a_hit_charges_the_budget_parsing_would_have_spent() -> None:
+    budget = {"left": 100}
+
+    def parse(text: str, display: str):
+        budget["left"] -= 7  # what building the layer's nodes costs
+        return {"a": 1}, {}
+
+    def charge(cost: int) -> None:
+        budget["left"] -= cost
+
+    def left() -> int:
+        return budget["left"]
+
+    layercache.parsed_layer("x.yaml", "text", parse, left, charge)
+    assert budget["left"] == 93
+    layercache.parsed_layer("x.yaml", "text", parse, left, charge)  # a hit: not parsed, still charged
+    assert budget["left"] == 86
