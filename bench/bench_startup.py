@@ -102,6 +102,9 @@ def run(python: Path, args: argparse.Namespace) -> str:
             "cmp generate (cache miss)": ([*cozy, "cmp", "generate"], cmp_env, sample),
             "cmp generate (cache hit)": ([*cozy, "cmp", "generate"], {**cmp_env, **cached}, sample),
             "bare python": (proc.bare_interpreter(python), proc.ENV, None),
+            # The floor under a cache miss: the venv's interpreter with site, importing the YAML library
+            # every load needs (nothing else).
+            "python -c 'import ruamel.yaml'": ([str(python), "-c", "import ruamel.yaml"], proc.ENV, None),
         }
         if kubectl:
             cases["kubectl kustomize"] = ([kubectl, "kustomize", str(out)], proc.ENV, None)
@@ -139,6 +142,10 @@ def run(python: Path, args: argparse.Namespace) -> str:
         else:
             lines.append(f"- {name} / kubectl kustomize: not measured (kubectl is not on PATH); "
                          f"{med[name] / med['bare python']:.2f}x the bare interpreter")
+    floor = med["python -c 'import ruamel.yaml'"]
+    lines.append(f"- floor of a cache miss, the interpreter importing ruamel.yaml alone: {floor:.1f} ms"
+                 + (f" = **{floor / med['kubectl kustomize']:.2f}x** kubectl kustomize" if "kubectl kustomize" in med
+                    else ""))
     if missed or "kubectl kustomize" not in med:
         lines += ["", "Where a cache-miss `render` start-up goes (`python -X importtime`, top-level imports, "
                   "cumulative ms, one run; importtime itself inflates these):", ""]
