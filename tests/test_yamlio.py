@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from renderer.errors import RenderError
+from renderer.limits import MAX_DEPTH
 from renderer.yamlio import KEY, dump_stream, load_documents
 
 TRICKY = {
@@ -64,7 +65,7 @@ def test_deep_nesting_is_refused_before_libyaml_recurses() -> None:
     with pytest.raises(RenderError) as info:
         load_documents(text, "deep.yaml")
     (finding,) = info.value.findings
-    assert finding.code == "OVL-LIMIT" and "deeper than 200 levels" in finding.message
+    assert finding.code == "OVL-LIMIT" and f"deeper than {MAX_DEPTH} levels" in finding.message
     assert str(finding.location).startswith("deep.yaml:1:")
 
 
