@@ -202,7 +202,8 @@ def _scan_events(y: Any, text: str, display: str, max_documents: int) -> set[tup
 _GO_TRUE = frozenset(["y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"])
 _GO_FALSE = frozenset(["n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"])
 _GO_NULL = frozenset(["", "~", "null", "Null", "NULL"])
-_GO_NOT_JSON = frozenset([".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"])
+_GO_NOT_JSON = frozenset([".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+                          "-.inf", "-.Inf", "-.INF"])
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
 _GO_DIGITS = {16: frozenset("0123456789abcdefABCDEF"), 10: frozenset("0123456789"), 8: frozenset("01234567"),
