@@ -39,8 +39,9 @@ MAX_TEMPLATE_STEPS = 1_000_000
 # Templates: extra address space a template may allocate beyond what the process already holds
 # (Linux RLIMIT_AS, lowered around each Jinja2 render and restored after).
 TEMPLATE_MEMORY_BYTES = 256 * 1024 * 1024
-# Templates: the largest integer a template may compute, in bits (9**999 is about 3,200 bits).
-MAX_TEMPLATE_INT_BITS = 64_000
+# Templates: the largest integer a template may compute, in bits (9**999 is about 3,200 bits; 14,000
+# bits stay under Python's 4,300-digit str() limit).
+MAX_TEMPLATE_INT_BITS = 14_000
 # ARGOCD_APP_PARAMETERS: nesting and size.
 MAX_PARAMETERS_DEPTH = 16
 MAX_PARAMETERS_BYTES = 1024 * 1024
