@@ -42,6 +42,7 @@ def report(findings: list[Finding], fmt: str = "text", stream: TextIO | None = N
 
 def execute(body: Callable[[], int | None], debug: bool = False,
             passthrough: tuple[type[BaseException], ...] = ()) -> NoReturn:
+    __import__("renderer.output").output.configure_streams()  # UTF-8 stdout in any locale (issue 12)
     try:
         code = body()
         sys.stdout.flush()
@@ -158,13 +159,7 @@ def render_command(path: Path, fmt: str = "yaml", out: Path | None = None, all_c
         prefix = f"{r.overlay.name}/" if all_clusters else ""
         for name, content in output.directory_files(r.manifests).items():
             files[prefix + name] = content
-    if check_only:
-        stale = output.stale_files(out, files)
-        for line in stale:
-            sys.stderr.write(f"{line} (re-run cozy-render render --out)\n")
-        return EXIT_FINDINGS if stale else EXIT_OK
-    output.write_tree(out, files)
-    return EXIT_OK
+    return output.write_out(out, files, results, all_clusters, check_only, fmt)  # guard, --check, write
 
 
 def cmp_generate(path: Path) -> int:

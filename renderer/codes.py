@@ -126,7 +126,7 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ()
+CODE_MODULES: tuple[str, ...] = ("renderer.output",)
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 
