@@ -209,6 +209,7 @@ _GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
 _GO_DIGITS = {16: frozenset("0123456789abcdefABCDEF"), 10: frozenset("0123456789"), 8: frozenset("01234567"),
               2: frozenset("01")}
 _NOT_JSON = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def go_resolve(value: str) -> Any:
@@ -364,7 +365,11 @@ class _Builder:
         if self.yaml11 and implicit and not node.style:
             value = go_resolve(node.value)
         elif tag in (_TAG + "str", _TAG + "timestamp"):
-            return str(node.value)  # timestamps stay the text the user wrote
+            text = str(node.value)  # timestamps stay the text the user wrote
+            if node.style == '"' and _SURROGATE.search(text):
+                raise RenderError([Finding("OVL-YAML", "a \\u escape makes a lone surrogate, which is not Unicode "
+                                           "text", here)])
+            return text
         elif tag == _TAG + "null":
             if node.value not in _GO_NULL:
                 raise RenderError([Finding("OVL-YAML", f"{node.value!r} is not a YAML null", here)])
@@ -394,6 +399,15 @@ class _Builder:
         if not isinstance(value, wanted) or (kind == "int" and isinstance(value, bool)):
             raise RenderError([Finding("OVL-YAML", f"{text!r} cannot be read as !!{kind}", here)]) from None
         return value
+
+
+def list_items(items: list[Any], locs: Locations, key: str = "items") -> list[tuple[Any, Locations]]:
+    """A ``kind: List``'s items, each with its own positions; one pass over ``locs`` (linear, not per item)."""
+    split: list[Locations] = [{} for _ in items]
+    for path, loc in locs.items():
+        if len(path) >= 2 and path[0] == key and isinstance(path[1], int) and 0 <= path[1] < len(items):
+            split[path[1]][path[2:]] = loc
+    return list(zip(items, split, strict=True))
 
 
 def load_data_file(path: Path) -> Any:
