@@ -44,7 +44,7 @@ TEMPLATE_MEMORY_BYTES = 256 * 1024 * 1024
 MAX_TEMPLATE_INT_BITS = 14_000
 # ARGOCD_APP_PARAMETERS: nesting and size.
 MAX_PARAMETERS_DEPTH = 16
-MAX_PARAMETERS_BYTES = 1024 * 1024
+MAX_PARAMETERS_BYTES = 64 * 1024  # Linux caps one environment string at 128 KiB
 # Paths named in inherits/manifests: bytes per name (Linux NAME_MAX and PATH_MAX).
 MAX_PATH_COMPONENT = 255
 MAX_PATH_LENGTH = 4096
