@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer import limits
-from renderer.errors import ERROR, Finding, Location, RenderError, fail
+from renderer.errors import Finding, Location, RenderError, fail
 
 PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
 
@@ -121,13 +121,11 @@ def repository_root(app_dir: Path, source_path: str) -> Path | None:
 def render_for_argocd(path: Path, params: dict[str, Any], root: Path | None = None) \
         -> tuple[str, list[Finding], list[Path]]:
     from renderer import output
-    from renderer.pipeline import render
+    from renderer.pipeline import render_many
 
-    result = render(path, root=root, extra_vars=params.get("vars") or None,
-                    kubernetes_version=params.get("kubernetes-version") or None)
-    warnings = [f for f in result.findings if f.severity != ERROR]
-    if params.get("strict") == "true" and warnings:
-        raise RenderError(warnings)
+    (result,), warnings = render_many([path], root=root, strict=params.get("strict") == "true",
+                                      extra_vars=params.get("vars") or None,
+                                      kubernetes_version=params.get("kubernetes-version") or None)
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")

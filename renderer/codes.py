@@ -102,6 +102,10 @@ CODES: list[Code] = [
          "Link names must be valid and at most 15 characters, hostAddress needs a prefix length, and bridge "
          "and uplink must differ.",
          "Linux IFNAMSIZ; netplan"),
+    Code("VLAN-TALOS", ERROR, "host.talosVersion cannot configure the VLAN bridges",
+         "node-config writes a Talos machine-config patch for vlans:; host.talosVersion must be a Talos version "
+         "(v1.x.y) recent enough to configure a bridge with a VLAN sub-interface.",
+         "reference (f); Talos machine configuration (LinkConfig / BridgeConfig documents)"),
     Code("SCHEMA", ERROR, "A rendered object breaks its output schema",
          "Objects are validated offline against the CRDs and the core-kind schemas of the chosen Kubernetes "
          "version, as kubeconform does. A mistake a rule also catches is reported once, as the rule.",
@@ -117,6 +121,13 @@ CODES: list[Code] = [
     Code("OUT-WRITE", ERROR, "An --out folder cannot be written",
          "The folder could not be created, staged or swapped in; nothing half-written is left behind.",
          "design.md, Output"),
+    Code("OUT-NODECONFIG", ERROR, "node-config --out points at a folder of rendered manifests",
+         "Node files are host configuration; inside a folder Flux or Argo CD applies they would be applied "
+         "as (invalid) manifests, and --out would replace the manifests. Write them to their own folder.",
+         "design.md, node-config"),
+    Code("OVL-VARIANTS", ERROR, "A variant data file is missing",
+         "A feature needs a file of the variants folder (shipped, or --variants DIR) that is not there.",
+         "design.md, Variants are data"),
     Code("CLI-EXPLAIN", ERROR, "explain was asked for a key the merged overlay does not set",
          "Give a dotted key that `cozy-render explain PATH` lists (gpu.variant, platform.values.bundles...).",
          "cozy-render explain"),

@@ -1,11 +1,11 @@
-"""What the pipeline passes between stages: emitted objects and the render context features use."""
+"""The names cozy-render and Cozystack agree on, and ``Emitted``: one object a stage produced, with
+where its parts came from. Shared by resolve, emit and check; imports no stage."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from renderer.errors import Finding, Location
+from renderer.errors import Location
 from renderer.overlay import Overlay
 from renderer.yamlio import Locations, Path_
 
@@ -16,8 +16,11 @@ PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 PACKAGE_API = "cozystack.io/v1alpha1"
 
 # Objects that co-manage a Package the platform release renders (a "patch": Hubble's subtree of
-# cozystack.networking, a `packages:` entry tuning cozystack.metallb) must never create it: Helm
-# refuses to adopt an object it did not create and the whole platform release fails (PLT-11).
+# cozystack.networking, a `packages:` entry tuning cozystack.metallb) must never create it (PLT-11):
+# a patch carries no spec.variant, so the operator resolves the Package it created to variant
+# `default`, which e.g. cozystack.networking's PackageSource does not have; the Package then sits
+# Ready=False VariantNotFound until the platform release adopts it (the bundled helm-controller
+# v1.5.0 takes ownership of existing objects: install/upgrade.disableTakeOwnership default false).
 # They are server-side applied after the platform Package (a later Argo CD sync wave; Flux users
 # split them into a second Kustomization by the ownership annotation), and never pruned or deleted,
 # which would delete the platform's object.
@@ -96,56 +99,3 @@ class Emitted:
 
     def is_package(self, name: str | None = None) -> bool:
         return self.api_version == PACKAGE_API and self.kind == "Package" and (name is None or self.name == name)
-
-
-class RenderContext:
-    """What feature modules read and extend while a cluster is emitted."""
-
-    def __init__(self, overlay: Overlay, variants: Any, platform_values: dict[str, Any]) -> None:
-        self.overlay = overlay
-        self.variants = variants  # renderer.variants.Variants: shipped data plus --variants
-        self.platform_values = platform_values
-        self.enabled_packages: dict[str, Location | None] = {}
-        self.disabled_packages: dict[str, Location | None] = {}
-        self.objects: list[Emitted] = []
-        self.findings: list[Finding] = []
-        self.inputs: list[Path] = list(overlay.layers)  # every file the render read (render cache)
-
-    def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
-            role: str = "manifest") -> Emitted:
-        emitted = Emitted(obj, source, origins or [], role)
-        self.objects.append(emitted)
-        return emitted
-
-    def package(self, name: str) -> Emitted | None:
-        for e in self.objects:
-            if e.is_package(name):
-                return e
-        return None
-
-    def platform_facts(self):
-        """What the platform chart will do with the platform values as the features have left them."""
-        from renderer.platform import PlatformFacts
-
-        return PlatformFacts(self.variants.catalogue(), self.overlay.get("platform", "variant"),
-                             self.platform_values)
-
-    def enable(self, name: str, why: Location | None) -> None:
-        self.enabled_packages.setdefault(name, why)
-
-    def disable(self, name: str, why: Location | None) -> None:
-        self.disabled_packages.setdefault(name, why)
-
-
-class RenderResult:
-    def __init__(self, overlay: Overlay, objects: list[Emitted], findings: list[Finding],
-                 variants: Any = None) -> None:
-        self.overlay = overlay
-        self.objects = objects
-        self.findings = findings
-        self.variants = variants  # the renderer.variants.Variants the render used (shipped + --variants)
-        self.inputs: list[Path] = []  # every repository file the render read
-
-    @property
-    def manifests(self) -> list[dict[str, Any]]:
-        return [e.obj for e in self.objects]

@@ -167,12 +167,12 @@ def talos_form(version: Any, overlay: Any = None) -> str:
     match = _VERSION.match(str(version).strip())
     where = overlay.locate(("host", "talosVersion")) if overlay is not None else None
     if not match:
-        raise RenderError([Finding("NODECONFIG", f"host.talosVersion {version!r} is not a Talos version "
+        raise RenderError([Finding("VLAN-TALOS", f"host.talosVersion {version!r} is not a Talos version "
                                                  "(e.g. v1.13.6)", where)])
     release = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
     pre = match.group(4) or ""
     if release < LEGACY_BRIDGE_SINCE:
-        raise RenderError([Finding("NODECONFIG", f"Talos {version} cannot configure a bridge "
+        raise RenderError([Finding("VLAN-TALOS", f"Talos {version} cannot configure a bridge "
                                                  "(machine.network.interfaces[].bridge needs v1.2.0 or later)",
                                    where)])
     if release > MULTIDOC_SINCE or (release == MULTIDOC_SINCE and not pre.startswith("alpha")):

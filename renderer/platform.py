@@ -163,8 +163,16 @@ class PlatformFacts:
         decided offline (reference (b) "Other Packages the platform renders with spec.components").
         Names the reference does not list (keycloak, capi-*, paas) are absent.
         """
+        return self._rendered(set(self.disabled_packages))
+
+    @cached_property
+    def rendered_if_none_disabled(self) -> dict[str, RenderedPackage]:
+        """What the platform release would render were ``bundles.disabledPackages`` empty: the Packages
+        Helm created or may create again (a Package taken over by disabling it included)."""
+        return self._rendered(set())
+
+    def _rendered(self, disabled: set[str]) -> dict[str, RenderedPackage]:
         out: dict[str, RenderedPackage] = {}
-        disabled = set(self.disabled_packages)
         enabled = set(self.enabled_packages)
         for bundle in BUNDLES:
             if not self.bundle_renders(bundle):

@@ -7,8 +7,10 @@ are read like overlays: size, nesting and alias limits, and ``file:line:col`` in
 
 Parsing the shipped YAML on every render costs more than the rest of the render (the catalogue alone
 takes ~25 ms through ruamel's constructor), so the shipped plain-YAML files are also kept parsed,
-as JSON, in ``renderer/data/variants.json`` (regenerate with ``python -m renderer.variants``; a
-test fails when it is stale). User ``--variants`` files are always read from YAML.
+as JSON, in ``renderer/_generated/variants.json`` (``python -m renderer.generate``). The bundle
+records each file's size and CRC-32; a shipped file whose bytes differ (an edit in a source checkout not yet
+regenerated) is read from its YAML instead, so a render never serves stale variant data. User
+``--variants`` files are always read from YAML.
 """
 
 from __future__ import annotations
@@ -28,37 +30,48 @@ def shipped_dir() -> Path:
 
 
 class Variants:
+    """The variant data of one render, read in full when the render starts (the load stage), so the
+    stages after it only look data up: every shipped file (from the bundle, or from its YAML when
+    it was edited since the bundle was generated), each replaced by the ``--variants`` file of the
+    same relative path when there is one."""
+
     def __init__(self, override: Path | None = None) -> None:
         self.override = override.resolve() if override else None
         self.shipped = shipped_dir()
-
-    def find(self, relpath: str) -> Path:
-        for base in (self.override, self.shipped):
-            if base is not None and (base / relpath).is_file():
-                return base / relpath
-        raise RenderError([Finding("VARIANTS", f"variant file {relpath} not found in {self.override or self.shipped}")])
+        self._files: dict[str, list[Any]] = {}
+        for relpath, bundled in _bundle().items():
+            user = self.override / relpath if self.override is not None else None
+            shipped = self.shipped / relpath
+            if user is not None and user.is_file():
+                self._files[relpath] = _load(str(user))
+            elif not shipped.is_file():
+                continue  # removed since the bundle was generated: never served from the bundle
+            elif bundled["digest"] == _digest(shipped):
+                self._files[relpath] = bundled["documents"]
+            else:
+                self._files[relpath] = _load(str(shipped))
 
     def load(self, relpath: str) -> list[dict[str, Any]]:
         """All YAML documents of a variant file (a copy the caller may change)."""
         return [copy_tree(d) for d in self._documents(relpath)]
 
     def catalogue(self) -> dict[str, Any]:
-        return self._documents("catalogue.yaml")[0]
+        catalogue: dict[str, Any] = self._documents("catalogue.yaml")[0]
+        return catalogue
 
     def _documents(self, relpath: str) -> list[Any]:
-        path = self.find(relpath)
-        if self.shipped in path.parents:
-            bundled = _bundle().get(path.relative_to(self.shipped).as_posix())
-            if bundled is not None:
-                return bundled
-        return _load(str(path))
+        documents = self._files.get(relpath)
+        if documents is None:
+            raise RenderError([Finding("OVL-VARIANTS", f"variant file {relpath} is not in the variants bundle "
+                                                       "(a new shipped file? run `python -m renderer.generate`)")])
+        return documents
 
 
-BUNDLE = Path(__file__).resolve().parent / "data" / "variants.json"
+BUNDLE = Path(__file__).resolve().parent / "_generated" / "variants.json"
 
 
 @lru_cache(maxsize=1)
-def _bundle() -> dict[str, list[Any]]:
+def _bundle() -> dict[str, dict[str, Any]]:
     import json
 
     try:
@@ -67,13 +80,23 @@ def _bundle() -> dict[str, list[Any]]:
         return {}
 
 
+def _digest(path: Path) -> str:
+    """Size and CRC-32 of a shipped file: enough to notice an edit, and no hashlib (OpenSSL) import,
+    which would cost every render a few milliseconds."""
+    import zlib
+
+    data = path.read_bytes()
+    return f"{len(data)}:{zlib.crc32(data):08x}"
+
+
 def bundle_source() -> str:
-    """What ``data/variants.json`` should hold: every shipped plain-YAML variant file, parsed."""
+    """What ``_generated/variants.json`` holds: every shipped variant file, parsed, with its digest."""
     import json
 
     shipped = shipped_dir()
     files = sorted(p for p in shipped.rglob("*.yaml") if p.is_file())
-    data = {p.relative_to(shipped).as_posix(): _load.__wrapped__(str(p)) for p in files}
+    data = {p.relative_to(shipped).as_posix(): {"digest": _digest(p), "documents": _load.__wrapped__(str(p))}
+            for p in files}
     return json.dumps(data, indent=None, separators=(",", ":")) + "\n"  # key order is output order
 
 
@@ -83,8 +106,3 @@ def _load(path: str) -> list[Any]:
 
     display = display_path(Path(path))
     return [data for data, _ in load_documents(read_text(Path(path), display), display)]
-
-
-if __name__ == "__main__":
-    BUNDLE.write_text(bundle_source(), encoding="utf-8")
-    print(f"wrote {BUNDLE}")

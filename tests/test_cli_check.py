@@ -116,8 +116,10 @@ def test_check_all_reports_every_cluster(cli, repo, monkeypatch: pytest.MonkeyPa
 def test_rules_lists_and_explains(cli) -> None:
     code, out, err = cli("rules")
     assert (code, err) == (0, "")
-    ids = [line.split()[0] for line in out.splitlines()]
+    ids = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
     assert ids.index("PKG-02") < ids.index("PKG-10") and "PLT-12" in ids
+    assert ids.index("NET-13") < ids.index("OVL-YAML") < ids.index("CMP-PARAMS")
+    assert "Package / PackageSource API:" in out and "Argo CD Config Management Plugin:" in out
     code, out, _ = cli("rules", "plt-07")
     assert code == 0 and out.startswith("PLT-07 (warning): ") and "cozystack.bootbox" in out
     assert "Sources:" in out

@@ -175,3 +175,11 @@ def test_check_reports_schema_violations(cli, repo) -> None:
     assert "cluster.yaml:9:37: error[SCHEMA]: Package cozystack.metallb: /spec/components/metallb/enabled" in err
     code, out, _ = cli("render", str(root / "clusters/c1"))
     assert code == 3 and out == ""
+
+
+def test_explain_refuses_odd_keys_cleanly(cli) -> None:
+    """Keys are user input: unicode digits, empty parts, huge keys are "not set", never an internal error."""
+    for key in ("vlans.²", "vlans.٣", "a..b", ".", "gpu.variant.x", "a." * 5000, "\udcff"):
+        code, out, err = cli("explain", str(OVERLAYS / "clusters" / "vgpu-apt-01"), key)
+        assert (code, out) == (3, ""), (key, err)
+        assert err.count("\n") == 1 and "error[CLI-EXPLAIN]" in err

@@ -214,7 +214,7 @@ def test_command_never_writes_into_a_rendered_manifest_directory(cli, cluster, t
     assert cli("render", str(path), "--out", str(rendered))[0] == 0
     before = sorted(p.name for p in rendered.iterdir())
     code, _, err = cli("node-config", str(path), "--out", str(rendered))
-    assert code == 3 and "error[NODECONFIG]" in err
+    assert code == 3 and "error[OUT-NODECONFIG]" in err
     assert sorted(p.name for p in rendered.iterdir()) == before
     # and the manifests never contain node config
     assert not [n for n in before if "netplan" in n or "talos" in n]

@@ -8,12 +8,13 @@ import pytest
 
 from renderer.errors import RenderError
 from renderer.pipeline import render
+from tests.helpers import emitted
 
 HEAD = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
 
 
 def objects(root: Path) -> list[dict]:
-    return render(root / "clusters/c1", run_checks=False).manifests
+    return emitted(root / "clusters/c1").manifests
 
 
 def by_name(objs: list[dict], name: str) -> dict:

@@ -1,22 +1,6 @@
-"""Commands that live in their own modules; ``renderer.cli`` adds every command in ``ALL``.
+"""Command bodies: one module per command (or group), each a plain function ``run(request) -> int``.
 
-Modules here import only click at top level; the work they call is imported inside the command.
+They are the only code besides ``renderer.runner`` that writes to stdout or stderr. The Click skin
+(``renderer.cli``) and the start-up fast path (``renderer.entry``) build the requests
+(``renderer.requests``) and call these through ``renderer.runner.execute``.
 """
-
-from __future__ import annotations
-
-import click
-
-ALL: list[click.Command] = []
-
-from renderer.commands.nodeconfig import node_config, vm_snippet  # noqa: E402 - needs ALL defined first
-
-ALL += [node_config, vm_snippet]
-
-from renderer.commands.rules_doc import rules_doc  # noqa: E402
-
-ALL.append(rules_doc)
-
-from renderer.commands.schemas import schemas  # noqa: E402
-
-ALL.append(schemas)

@@ -1,19 +1,23 @@
-"""Argo CD Config Management Plugin (v2 sidecar) entry points.
+"""Argo CD Config Management Plugin (v2 sidecar) commands.
 
 ``argocd-cmp-server`` runs ``cozy-render cmp generate`` with the working directory set to the
-Application's path (a cluster folder holding cluster.yaml). stdout must carry manifests only;
+Application's path (a cluster folder holding cluster.yaml). stdout carries manifests only;
 everything else goes to stderr, which Argo CD shows in the UI on failure. Parameters arrive as
 JSON in ARGOCD_APP_PARAMETERS (the PARAM_* variables are a lossy flattening and are ignored).
 """
 
 from __future__ import annotations
 
-import click
+import json
+import sys
 
-from renderer.cli import guarded
+from renderer import report
+from renderer.commands.common import Produced, write_cached
+from renderer.errors import EXIT_OK
+from renderer.requests import CmpGenerateRequest
 
-# Announced to the Argo CD UI by `cmp parameters`; defaults are applied here, since Argo CD never
-# sends announced defaults to the plugin.
+# Announced to the Argo CD UI by `cmp parameters`; defaults are applied by the plugin, since Argo CD
+# never sends announced defaults to it.
 PARAMETERS = [
     {"name": "vars", "title": "Overlay vars", "collectionType": "map",
      "tooltip": "Entries override the overlay's vars (strings) for this Application."},
@@ -24,32 +28,20 @@ PARAMETERS = [
 ]
 
 
-@click.group("cmp")
-def cmp() -> None:
-    """Argo CD Config Management Plugin commands (run by argocd-cmp-server)."""
+def generate(req: CmpGenerateRequest) -> int:
+    from renderer.cmp import repository_root
+
+    root = repository_root(req.path, req.source_path)
+
+    def produce() -> Produced:
+        from renderer.cmp import parse_parameters, render_for_argocd
+
+        text, warnings, inputs = render_for_argocd(req.path, parse_parameters(req.parameters), root)
+        return text, report.text(warnings), inputs
+
+    return write_cached(req, req.path, root, produce)
 
 
-@cmp.command("generate")
-@click.option("--path", "path", default=".", type=click.Path(exists=True, file_okay=True),
-              help="Cluster folder (default: the working directory Argo CD sets).")
-@guarded
-def generate(path: str) -> int:
-    """Print the Application's manifests to stdout (YAML stream)."""
-    from pathlib import Path
-
-    from renderer.app import cmp_generate
-
-    return cmp_generate(Path(path))
-
-
-@cmp.command("parameters")
-def parameters() -> None:
-    """Print the parameter announcement (JSON) for plugin.yaml parameters.dynamic."""
-    import json
-
-    click.echo(json.dumps(PARAMETERS))
-
-
-from renderer.commands import ALL  # noqa: E402
-
-ALL.append(cmp)
+def parameters() -> int:
+    sys.stdout.write(json.dumps(PARAMETERS) + "\n")
+    return EXIT_OK

@@ -1,8 +1,10 @@
 """Feature modules turn overlay keys (gpu, hubble, vlans) into platform values and objects.
 
-Each is a function ``contribute(ctx: RenderContext) -> None`` run in this order before the
-``packages:`` entries, extra manifests and the platform Package are emitted, so features can add
-names to ``bundles.enabledPackages``/``disabledPackages`` and users can merge over what they render.
+Each is a function ``contribute(ctx: FeatureContext) -> None``, run by the resolve stage
+(``renderer.resolve``) in this order, before emit writes the ``packages:`` entries, extra manifests
+and the platform Package, so features can add names to ``bundles.enabledPackages``/``disabledPackages``
+and users can merge over what they render. A new feature is a module here with a ``contribute``
+function, added to ``FEATURES``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from renderer.features import gpu, hubble, vlans
-from renderer.model import RenderContext
+from renderer.features.context import FeatureContext
 
-FEATURES: list[Callable[[RenderContext], None]] = [gpu.contribute, hubble.contribute, vlans.contribute]
+FEATURES: list[Callable[[FeatureContext], None]] = [gpu.contribute, hubble.contribute, vlans.contribute]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.errors import fail
-from renderer.model import RenderContext
+from renderer.features.context import FeatureContext
 from renderer.tree import copy_tree, helm_merge
 
 GPU_OPERATOR = "cozystack.gpu-operator"
@@ -43,7 +43,7 @@ _VARIANT = ("gpu", "variant")
 _VALUES = ("gpu", "values")
 
 
-def contribute(ctx: RenderContext) -> None:
+def contribute(ctx: FeatureContext) -> None:
     gpu = ctx.overlay.get("gpu")
     if not isinstance(gpu, dict):
         return
@@ -61,7 +61,7 @@ def contribute(ctx: RenderContext) -> None:
             _container_route(ctx, gpu)
 
 
-def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None:
+def _bundle_route(ctx: FeatureContext, gpu: dict[str, Any], variant: str) -> None:
     overlay = ctx.overlay
     at = overlay.locate(_VARIANT)
     if "values" in gpu:
@@ -69,7 +69,7 @@ def _bundle_route(ctx: RenderContext, gpu: dict[str, Any], variant: str) -> None
                    f"gpu.variant: {variant} the platform renders cozystack.gpu-operator itself — use "
                    "gpu.vgpuManager / gpu.vgpuDeviceManager, which the platform forwards", overlay.locate(_VALUES))
     values = ctx.platform_values  # bundles, bundles.iaas and gpu are mappings: the overlay schema says so
-    facts = ctx.platform_facts()
+    facts = ctx.requested
     if not facts.iaas_renders:
         # When iaas.enabled is true but the system bundle is wrong, PLT-04/PLT-05 quote the chart's own
         # failure; here nothing would fail, the operator would just never be installed.
@@ -119,14 +119,14 @@ def _package_origins() -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
     ]
 
 
-def _container_route(ctx: RenderContext, gpu: dict[str, Any]) -> None:
+def _container_route(ctx: FeatureContext, gpu: dict[str, Any]) -> None:
     at = ctx.overlay.locate(_VARIANT)
     ctx.disable(GPU_OPERATOR, at)
     (package,) = ctx.variants.load(CONTAINER_PACKAGE)
     ctx.add(_with_values(package, gpu), at, _package_origins(), role="package")
 
 
-def _talos_native_route(ctx: RenderContext, gpu: dict[str, Any]) -> None:
+def _talos_native_route(ctx: FeatureContext, gpu: dict[str, Any]) -> None:
     at = ctx.overlay.locate(_VARIANT)
     ctx.disable(GPU_OPERATOR, at)
     package_file, *companions = TALOS_NATIVE_FILES

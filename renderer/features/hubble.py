@@ -32,13 +32,13 @@ from functools import lru_cache
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
+from renderer.features.context import FeatureContext
 from renderer.model import (
     ARGO_SYNC_OPTIONS,
     FLUX_PRUNE,
     OWNERSHIP_ANNOTATION,
     PACKAGE_API,
     PATCH_ANNOTATIONS,
-    RenderContext,
 )
 from renderer.platform import PlatformFacts, go_truthy
 from renderer.tree import copy_tree, helm_merge
@@ -56,17 +56,17 @@ OWN_SYNC_OPTIONS = "Prune=false,Delete=false"
 USER_SUBTREES = ("relay", "ui", "metrics")
 
 
-def variant_data(ctx: RenderContext) -> dict[str, Any]:
+def variant_data(ctx: FeatureContext) -> dict[str, Any]:
     return ctx.variants.load("hubble/networking.yaml")[0]
 
 
-def contribute(ctx: RenderContext) -> None:
+def contribute(ctx: FeatureContext) -> None:
     overlay = ctx.overlay
     if overlay.get("hubble", "enabled") is not True:
         return
     ownership = overlay.get("hubble", "ownership") or "patch"
     data = variant_data(ctx)
-    facts = ctx.platform_facts()
+    facts = ctx.requested
     hubble, hubble_origins = hubble_values(ctx)
 
     if ownership == "patch":
@@ -104,7 +104,7 @@ def contribute(ctx: RenderContext) -> None:
             role=role)
 
 
-def hubble_values(ctx: RenderContext) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
+def hubble_values(ctx: FeatureContext) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
     """The recommended block with the user's relay/ui/metrics merged onto it, then raw values last."""
 
     overlay = ctx.overlay
@@ -124,7 +124,7 @@ def hubble_values(ctx: RenderContext) -> tuple[dict[str, Any], list[tuple[Path_,
 
 
 def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_map: dict[str, Any],
-                             ctx: RenderContext | None = None) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
+                             ctx: FeatureContext | None = None) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:
     """``spec`` of cozystack.networking as templates/bundles/system.yaml renders it (reference (b)).
 
     Only for the isp-full* system variants; findings about the API server endpoint go to ``ctx``.
@@ -184,7 +184,7 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
 
 
 def _endpoint_host_port(endpoint: Any, default_port: str, where: Path_,
-                        ctx: RenderContext | None) -> tuple[str, str]:
+                        ctx: FeatureContext | None) -> tuple[str, str]:
     if not endpoint:
         _note(ctx, WARNING, "no API server endpoint (publishing.apiServerEndpoint): the platform renders "
                             "cilium.k8sServiceHost \"\" on isp-full-generic; set https://<host>:<port>", where)
@@ -205,7 +205,7 @@ def _endpoint_host_port(endpoint: Any, default_port: str, where: Path_,
     return host, port
 
 
-def _note(ctx: RenderContext | None, severity: str, message: str, where: Path_) -> None:
+def _note(ctx: FeatureContext | None, severity: str, message: str, where: Path_) -> None:
     if ctx is not None:
         ctx.findings.append(Finding("OVL-ENDPOINT", message, ctx.overlay.locate(where), severity))
 

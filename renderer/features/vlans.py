@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from renderer.errors import ERROR, Finding
-from renderer.model import RenderContext
+from renderer.features.context import FeatureContext
 
 NAD_API = "k8s.cni.cncf.io/v1"
 NAD_KIND = "NetworkAttachmentDefinition"
@@ -28,7 +28,7 @@ MAX_LINK_NAME = 15
 _LINK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-def contribute(ctx: RenderContext) -> None:
+def contribute(ctx: FeatureContext) -> None:
     vlans = ctx.overlay.get("vlans") or []
     if not vlans:
         return

@@ -1,26 +1,31 @@
 """The rule registry: one small unit per rule ID from the Cozystack reference, section (g).
 
-A rule is declared with ``@rule(...)`` on a check function ``check(ctx: RuleContext) -> Iterable[Hit]``.
-The registry is filled by importing the modules listed in ``_MODULES``; ``run_rules`` runs every
-rule on a render result and turns hits into located findings.
+A rule is declared with ``@rule(...)`` on a check function ``check(ctx: RuleContext) -> Iterable[Hit]``;
+the decorator attaches the ``Rule`` to the function and registers nothing. ``all_rules`` builds the
+registry as one explicit list: the rules of the modules named in ``RULE_MODULES``, in that order.
+``run_rules`` runs every rule on a render result and turns hits into located findings. Codes that
+are not reference rules (``OVL-*``, ``CMP-*``, ...) are in ``renderer.codes``; ``renderer.registry``
+joins the two.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from functools import cached_property
-from typing import Any, NamedTuple
+from functools import cache, cached_property
+from typing import Any, NamedTuple, TypeVar
 
+from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, Location
-from renderer.model import Emitted, RenderResult
+from renderer.model import Emitted
 from renderer.platform import PlatformFacts
 from renderer.yamlio import Path_
 
-_MODULES = (
+RULE_MODULES = (
     "renderer.rules.package",
     "renderer.rules.platform",
     "renderer.rules.gpu",
+    "renderer.rules.hami",
     "renderer.rules.hubble",
     "renderer.rules.network",
 )
@@ -43,27 +48,46 @@ class Rule(NamedTuple):
     explanation: str
     sources: tuple[str, ...]
     check: Callable[[RuleContext], Iterable[Hit]]
+    # Rules that report some cases of this one more specifically: this rule leaves those cases to them
+    # (one report per problem). Documentation, and a test keeps every name registered.
+    deferred_to: tuple[str, ...] = ()
+
+    @property
+    def family(self) -> str:
+        return self.id.partition("-")[0]
 
 
-REGISTRY: dict[str, Rule] = {}
-
-
-def rule(id: str, severity: str, summary: str, explanation: str, sources: Iterable[str]) -> Callable[..., Any]:
+def rule(id: str, severity: str, summary: str, explanation: str, sources: Iterable[str],
+         deferred_to: Iterable[str] = ()) -> Callable[..., Any]:
     assert severity in (ERROR, WARNING), severity
 
-    def register(check: Callable[[RuleContext], Iterable[Hit]]) -> Callable[[RuleContext], Iterable[Hit]]:
-        if id in REGISTRY:
-            raise ValueError(f"rule {id} registered twice")
-        REGISTRY[id] = Rule(id, severity, summary, explanation.strip(), tuple(sources), check)
+    def declare(check: Callable[[RuleContext], Iterable[Hit]]) -> Callable[[RuleContext], Iterable[Hit]]:
+        # The declaration travels with its function; all_rules() collects it from the module.
+        vars(check)["rule"] = Rule(id, severity, summary, explanation.strip(), tuple(sources), check,
+                                   tuple(deferred_to))
         return check
 
-    return register
+    return declare
 
 
+@cache
 def all_rules() -> dict[str, Rule]:
-    for name in _MODULES:
-        importlib.import_module(name)
-    return dict(sorted(REGISTRY.items(), key=lambda kv: _rule_sort_key(kv[0])))
+    """The registry: every rule of every module in ``RULE_MODULES``, ordered by family and number."""
+    return collect_rules(RULE_MODULES)
+
+
+def collect_rules(modules: Iterable[str]) -> dict[str, Rule]:
+    """Every rule declared in ``modules`` (dotted names), ordered by family and number."""
+    found: dict[str, Rule] = {}
+    for name in modules:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            declared = getattr(value, "rule", None)
+            if isinstance(declared, Rule) and declared.check is value:
+                if declared.id in found:
+                    raise ValueError(f"rule {declared.id} declared twice")
+                found[declared.id] = declared
+    return dict(sorted(found.items(), key=lambda kv: _rule_sort_key(kv[0])))
 
 
 def _rule_sort_key(rule_id: str) -> tuple[str, int]:
@@ -71,9 +95,20 @@ def _rule_sort_key(rule_id: str) -> tuple[str, int]:
     return (prefix, int(number) if number.isdigit() else 0)
 
 
+T = TypeVar("T")
+
+
 class RuleContext:
     def __init__(self, result: RenderResult) -> None:
         self.result = result
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value several rules share, computed once per render (the GPU view, the PackageSources)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        value: T = self._memo[key]
+        return value
 
     @property
     def overlay(self):
@@ -101,8 +136,8 @@ class RuleContext:
 
     @cached_property
     def facts(self) -> PlatformFacts:
-        """What the platform chart will do with the rendered platform Package."""
-        return PlatformFacts.from_objects(self.catalogue, self.objects)
+        """What the platform chart will do with the rendered platform Package (from the plan)."""
+        return self.result.plan.facts
 
     def data(self, relpath: str) -> dict[str, Any]:
         """A single-document data file from the variants folder (``gpu/facts.yaml``, ...)."""
@@ -110,11 +145,13 @@ class RuleContext:
         return doc
 
 
-def run_rules(result: RenderResult, only: Iterable[str] | None = None) -> list[Finding]:
+def run_rules(result: RenderResult, only: Iterable[str] | None = None,
+              registry: dict[str, Rule] | None = None) -> list[Finding]:
+    """Findings of every rule (or of the IDs in ``only``) of ``registry`` (default: all rules)."""
     ctx = RuleContext(result)
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
-    for rule_id, r in all_rules().items():
+    for rule_id, r in (all_rules() if registry is None else registry).items():
         if wanted is not None and rule_id not in wanted:
             continue
         for hit in r.check(ctx):

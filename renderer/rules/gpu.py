@@ -1,4 +1,4 @@
-"""GPU-* and HAMI-* rules (reference section (g), "GPU operator" and "HAMi").
+"""GPU-* rules (reference section (g), "GPU operator"); HAMI-* rules are in ``renderer.rules.hami``.
 
 Rules read the rendered result, not only the ``gpu:`` overlay keys, so a route written by hand
 (``packages:`` or ``platform.values``) is held to the same facts as one the gpu feature renders. Host
@@ -36,21 +36,19 @@ APPS_API = "apps.cozystack.io/v1alpha1"
 
 # Exact text of templates/bundles/iaas.yaml L41-43 (PLT-03), so users recognise the chart's failure.
 PLT03_MESSAGE = 'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got "{value}"'
-# Exact text of packages/apps/kubernetes/templates/helmreleases/hami.yaml (HAMI-03).
-HAMI03_MESSAGE = "addons.hami requires addons.gpuOperator to be enabled"
 
-_C = "C:"  # cozystack/cozystack @ 3c780acd417f086f8f18d040d0d7020ff55d3ba3
-_W = "W:"  # cozystack/website @ aa0d9e1be37f3ab18e663c092f39c09e444c739f, content/en/docs/next/
-SRC_SOURCES = f"{_C}packages/core/platform/sources/gpu-operator.yaml"
-SRC_IAAS = f"{_C}packages/core/platform/templates/bundles/iaas.yaml"
-SRC_CONTAINER_DOC = f"{_W}operations/gpu-container-workloads.md"
-SRC_HOST_DRIVER_DOC = f"{_W}operations/troubleshooting/gpu-operator-host-driver.md"
-SRC_VGPU_DOC = f"{_W}virtualization/vgpu.md"
-SRC_GPU_DOC = f"{_W}virtualization/gpu.md"
-SRC_EXAMPLES = f"{_C}packages/system/gpu-operator/examples/ (values-native-talos.yaml, README.md)"
+SRC_C = "C:"  # cozystack/cozystack @ 3c780acd417f086f8f18d040d0d7020ff55d3ba3
+SRC_W = "W:"  # cozystack/website @ aa0d9e1be37f3ab18e663c092f39c09e444c739f, content/en/docs/next/
+SRC_SOURCES = f"{SRC_C}packages/core/platform/sources/gpu-operator.yaml"
+SRC_IAAS = f"{SRC_C}packages/core/platform/templates/bundles/iaas.yaml"
+SRC_CONTAINER_DOC = f"{SRC_W}operations/gpu-container-workloads.md"
+SRC_HOST_DRIVER_DOC = f"{SRC_W}operations/troubleshooting/gpu-operator-host-driver.md"
+SRC_VGPU_DOC = f"{SRC_W}virtualization/vgpu.md"
+SRC_GPU_DOC = f"{SRC_W}virtualization/gpu.md"
+SRC_EXAMPLES = f"{SRC_C}packages/system/gpu-operator/examples/ (values-native-talos.yaml, README.md)"
 
 
-def _get(node: Any, *path: Any) -> Any:
+def dig(node: Any, *path: Any) -> Any:
     for key in path:
         if not isinstance(node, dict) or key not in node:
             return None
@@ -89,7 +87,7 @@ class GpuView:
     def variant(self) -> str | None:
         """The gpu-operator variant that will run, or None when no gpu-operator is installed."""
         if self.standalone is not None:
-            written = _get(self.standalone.obj, "spec", "variant")
+            written = dig(self.standalone.obj, "spec", "variant")
             if written not in (None, ""):
                 return str(written)
             # An empty variant is "default" for the controller; over a bundle-rendered copy the
@@ -102,7 +100,7 @@ class GpuView:
         """Values of the vendored NVIDIA chart (the ``gpu-operator:`` key) in our standalone Package."""
         if self.standalone is None:
             return {}
-        values = _get(self.standalone.obj, "spec", "components", "gpu-operator", "values", "gpu-operator")
+        values = dig(self.standalone.obj, "spec", "components", "gpu-operator", "values", "gpu-operator")
         return values if isinstance(values, dict) else {}
 
     @property
@@ -111,7 +109,7 @@ class GpuView:
         overlay (variant default with sandboxWorkloads disabled and the device plugin on)."""
         if self.variant == "container":
             return True
-        return self.standalone is not None and _get(self.operator_values, "sandboxWorkloads", "enabled") is False
+        return self.standalone is not None and dig(self.operator_values, "sandboxWorkloads", "enabled") is False
 
     @property
     def host_os(self) -> str | None:
@@ -174,13 +172,9 @@ class GpuView:
                    for e in self.ctx.objects)
 
 
-def _view(ctx: RuleContext) -> GpuView:
+def gpu_view(ctx: RuleContext) -> GpuView:
     # One view per render: several rules share its cached facts.
-    view = getattr(ctx, "_gpu_view", None)
-    if view is None:
-        view = GpuView(ctx)
-        ctx._gpu_view = view  # type: ignore[attr-defined]
-    return view
+    return ctx.memo("gpu-view", lambda: GpuView(ctx))
 
 
 def _nonempty(value: Any) -> bool:
@@ -202,8 +196,8 @@ def _nonempty(value: Any) -> bool:
     [SRC_SOURCES],
 )
 def gpu_01(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    written = _get(v.standalone.obj, "spec", "variant") if v.standalone else None
+    v = gpu_view(ctx)
+    written = dig(v.standalone.obj, "spec", "variant") if v.standalone else None
     if written not in (None, "") and written not in ctx.data("gpu/facts.yaml")["operatorVariants"]:
         yield Hit(f"gpu-operator variants are default, vgpu, container (got {written!r}).",
                   v.standalone, ("spec", "variant"))
@@ -223,8 +217,8 @@ def gpu_01(ctx: RuleContext) -> Iterator[Hit]:
     [f"{SRC_CONTAINER_DOC} §1", SRC_IAAS],
 )
 def gpu_02(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    if v.standalone is not None and _get(v.standalone.obj, "spec", "variant") == "container" and v.bundle:
+    v = gpu_view(ctx)
+    if v.standalone is not None and dig(v.standalone.obj, "spec", "variant") == "container" and v.bundle:
         yield Hit("The container variant cannot come from the bundle: remove cozystack.gpu-operator from "
                   "bundles.enabledPackages (or add it to disabledPackages) and render a standalone Package "
                   "with variant: container.", **v.enabled_at(GPU_OPERATOR))
@@ -241,11 +235,11 @@ def gpu_02(ctx: RuleContext) -> Iterator[Hit]:
     not render the value is never read, and when an earlier iaas.yaml guard fails (PLT-04/PLT-05) that
     failure is the one the chart reports.
     """,
-    [f"{SRC_IAAS} L41-43", f"{_C}packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml "
+    [f"{SRC_IAAS} L41-43", f"{SRC_C}packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml "
      '(got "container")'],
 )
 def gpu_03(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.facts.iaas_valid and v.facts.get("bundles", "iaas", "gpuOperatorVariant") == "container":
         yield Hit(PLT03_MESSAGE.format(value="container") + " (use a standalone Package for container: "
                   "gpu.variant: container)",
@@ -267,7 +261,7 @@ def gpu_03(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_HOST_DRIVER_DOC],
 )
 def gpu_04(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.host_os == "apt" and v.overlay.get("host", "nvidiaDriver") is True and v.variant == "default" \
             and not v.serves_pods:
         yield Hit("Passthrough cannot bind vfio-pci while a host NVIDIA driver is present (isHostDriver guard); "
@@ -286,7 +280,7 @@ def gpu_04(ctx: RuleContext) -> Iterator[Hit]:
     [f"{SRC_VGPU_DOC} (prerequisites, OS table)"],
 )
 def gpu_05(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.host_os == "talos" and v.variant == "vgpu":
         yield Hit("vGPU is not supported on Talos (proprietary vGPU Manager cannot be redistributed).",
                   **v.chosen_at())
@@ -303,10 +297,10 @@ def gpu_05(ctx: RuleContext) -> Iterator[Hit]:
     DaemonSet + the dcgm-custom-metrics ConfigMap); this rule catches a container Package written by
     hand for a Talos cluster.
     """,
-    [f"{SRC_VGPU_DOC} (OS table)", f"{_C}packages/system/gpu-operator/examples/README.md"],
+    [f"{SRC_VGPU_DOC} (OS table)", f"{SRC_C}packages/system/gpu-operator/examples/README.md"],
 )
 def gpu_06(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.host_os == "talos" and v.standalone is not None and v.variant == "container":
         yield Hit("On Talos the driver lives under a non-standard prefix; use the values-native-talos overlay "
                   "(driverInstallDir /var/nvidia-driver + nvidia-driver-compat DaemonSet).",
@@ -327,16 +321,16 @@ def gpu_06(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_EXAMPLES],
 )
 def gpu_07(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.standalone is None:
         return
     base = ("spec", "components", "gpu-operator", "values", "gpu-operator")
-    if _get(v.operator_values, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR and \
+    if dig(v.operator_values, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR and \
             not v.has_object("apps/v1", "DaemonSet", OPERATOR_NAMESPACE, COMPAT_DAEMONSET):
         yield Hit(f"Talos GPU overlay is incomplete: DaemonSet {OPERATOR_NAMESPACE}/{COMPAT_DAEMONSET} is not "
                   f"rendered (it stages the driver into {TALOS_DRIVER_DIR}).",
                   v.standalone, base + ("hostPaths", "driverInstallDir"))
-    if _get(v.operator_values, "dcgmExporter", "config", "name") == DCGM_CONFIGMAP and \
+    if dig(v.operator_values, "dcgmExporter", "config", "name") == DCGM_CONFIGMAP and \
             not v.has_object("v1", "ConfigMap", OPERATOR_NAMESPACE, DCGM_CONFIGMAP):
         yield Hit(f"Talos GPU overlay is incomplete: ConfigMap {OPERATOR_NAMESPACE}/{DCGM_CONFIGMAP} is not "
                   "rendered (dcgmExporter.config.name refers to it).",
@@ -354,9 +348,9 @@ def gpu_07(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_CONTAINER_DOC],
 )
 def gpu_08(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.host_os == "apt" and v.variant == "container" and \
-            _get(v.operator_values, "hostPaths", "driverInstallDir") is not None:
+            dig(v.operator_values, "hostPaths", "driverInstallDir") is not None:
         yield Hit("No driverInstallDir override is needed with an apt-installed driver.", v.standalone,
                   ("spec", "components", "gpu-operator", "values", "gpu-operator", "hostPaths", "driverInstallDir"))
 
@@ -377,7 +371,7 @@ def gpu_08(ctx: RuleContext) -> Iterator[Hit]:
     [f"{SRC_CONTAINER_DOC} (prerequisites)"],
 )
 def gpu_09(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     nodes = v.overlay.get("host", "nodes")
     if not v.serves_pods or not isinstance(nodes, list):
         return
@@ -400,10 +394,10 @@ def gpu_09(ctx: RuleContext) -> Iterator[Hit]:
     host.nvidiaContainerRuntime: true once every GPU node is configured; until the overlay asserts it,
     this warning stays.
     """,
-    [f"{SRC_CONTAINER_DOC} (prerequisites)", f"{_C}docs/gpu-vgpu.md"],
+    [f"{SRC_CONTAINER_DOC} (prerequisites)", f"{SRC_C}docs/gpu-vgpu.md"],
 )
 def gpu_10(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.host_os == "apt" and v.variant == "container" and v.overlay.get("host", "nvidiaContainerRuntime") is not True:
         where = {"overlay_path": ("host", "nvidiaContainerRuntime")} \
             if v.overlay.get("host", "nvidiaContainerRuntime") is not None else v.chosen_at()
@@ -422,21 +416,21 @@ def gpu_10(ctx: RuleContext) -> Iterator[Hit]:
     (forwarded to the Package by the platform); a hand-written vgpu Package needs
     gpu-operator.vgpuManager.repository and .version in its values.
     """,
-    [f"{_C}packages/system/gpu-operator/values-vgpu.yaml", f"{_C}packages/core/platform/values.yaml (gpu comments)",
-     SRC_VGPU_DOC],
+    [f"{SRC_C}packages/system/gpu-operator/values-vgpu.yaml",
+     f"{SRC_C}packages/core/platform/values.yaml (gpu comments)", SRC_VGPU_DOC],
 )
 def gpu_11(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     message = "vGPU needs a private vGPU Manager image: set gpu.vgpuManager.repository and version."
     if v.bundle and v.facts.gpu_operator_variant == "vgpu":
         manager = v.knob("vgpuManager")
-        missing = [k for k in ("repository", "version") if not _nonempty(_get(manager, k))]
+        missing = [k for k in ("repository", "version") if not _nonempty(dig(manager, k))]
         if missing:
             where = v.knob_at("vgpuManager") if manager is not None else v.chosen_at()
             yield Hit(f"{message} (missing: {', '.join(missing)})", **where)
     elif v.standalone is not None and v.variant == "vgpu":
         manager = v.operator_values.get("vgpuManager")
-        missing = [k for k in ("repository", "version") if not _nonempty(_get(manager, k))]
+        missing = [k for k in ("repository", "version") if not _nonempty(dig(manager, k))]
         if missing:
             yield Hit(f"{message} (missing gpu-operator.vgpuManager.{' and .'.join(missing)})",
                       v.standalone, ("spec", "components", "gpu-operator", "values", "gpu-operator", "vgpuManager"))
@@ -453,14 +447,14 @@ def gpu_11(ctx: RuleContext) -> Iterator[Hit]:
     [f"{SRC_VGPU_DOC} (example comment)"],
 )
 def gpu_12(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     message = "imagePullSecrets is a list of Secret names (strings)."
     secrets = v.knob("vgpuManager", "imagePullSecrets")
     if isinstance(secrets, list):
         for i, item in enumerate(secrets):
             if not isinstance(item, str):
                 yield Hit(message, **v.knob_at("vgpuManager", "imagePullSecrets", i))
-    secrets = _get(v.operator_values, "vgpuManager", "imagePullSecrets")
+    secrets = dig(v.operator_values, "vgpuManager", "imagePullSecrets")
     if isinstance(secrets, list):
         for i, item in enumerate(secrets):
             if not isinstance(item, str):
@@ -488,11 +482,11 @@ def _model_generation(ctx: RuleContext, model: str) -> str | None:
     listed in gpu.permittedHostDevices.pciHostDevices. Decided from host.gpuModel; skipped when the
     model is not set or not one of those named above.
     """,
-    [f"{_C}packages/system/gpu-operator/values.yaml", f"{_C}packages/system/gpu-operator/values-vgpu.yaml",
+    [f"{SRC_C}packages/system/gpu-operator/values.yaml", f"{SRC_C}packages/system/gpu-operator/values-vgpu.yaml",
      SRC_VGPU_DOC],
 )
 def gpu_13(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     model = v.overlay.get("host", "gpuModel")
     if not (v.bundle and v.facts.gpu_operator_variant == "vgpu") or not isinstance(model, str):
         return
@@ -517,7 +511,7 @@ def gpu_13(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_GPU_DOC, SRC_VGPU_DOC, f"{SRC_IAAS} L82-119"],
 )
 def gpu_14(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if not v.bundle:
         return
     message = "No permittedHostDevices will be rendered; every GPU VM will be rejected."
@@ -545,10 +539,10 @@ def gpu_14(ctx: RuleContext) -> Iterator[Hit]:
     replaceDefaults: true and list every device you want. (The docs' own "Extending" example,
     10DE:2236, is such a duplicate.)
     """,
-    [SRC_GPU_DOC, f"{_C}packages/core/platform/files/gpu-passthrough-defaults.yaml"],
+    [SRC_GPU_DOC, f"{SRC_C}packages/core/platform/files/gpu-passthrough-defaults.yaml"],
 )
 def gpu_15(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if not (v.bundle and v.facts.gpu_operator_variant == "default") or v.knob("replaceDefaults") is True:
         return
     defaults = {d["pciVendorSelector"].upper(): d["resourceName"]
@@ -571,11 +565,11 @@ def gpu_15(ctx: RuleContext) -> Iterator[Hit]:
     gpu.mediatedDevicesConfiguration only for the vgpu variant; in default (passthrough) they are
     dropped without a trace. Empty values ([] / {}) are no-ops and not reported.
     """,
-    [SRC_IAAS, f"{_C}packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml "
+    [SRC_IAAS, f"{SRC_C}packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml "
      '("ignores user gpu.mediatedDevices…")'],
 )
 def gpu_16(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if not (v.bundle and v.facts.gpu_operator_variant == "default"):
         return
     for path in (("permittedHostDevices", "mediatedDevices"), ("mediatedDevicesConfiguration",)):
@@ -595,7 +589,7 @@ def gpu_16(ctx: RuleContext) -> Iterator[Hit]:
     [SRC_IAAS],
 )
 def gpu_17(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     message = ("gpu.* values are only forwarded when cozystack.gpu-operator is bundle-enabled "
                "(vgpuManager only for vgpu)")
     if v.bundle:
@@ -612,9 +606,9 @@ def gpu_17(ctx: RuleContext) -> Iterator[Hit]:
 
 
 def _kubevirt_wired(kubevirt: Emitted | None) -> bool:
-    values = _get(kubevirt.obj, "spec", "components", "kubevirt", "values") if kubevirt else None
-    gates = _get(values, "extraFeatureGates")
-    return isinstance(gates, list) and "HostDevices" in gates and isinstance(_get(values, "permittedHostDevices"), dict)
+    values = dig(kubevirt.obj, "spec", "components", "kubevirt", "values") if kubevirt else None
+    gates = dig(values, "extraFeatureGates")
+    return isinstance(gates, list) and "HostDevices" in gates and isinstance(dig(values, "permittedHostDevices"), dict)
 
 
 @rule(
@@ -632,7 +626,7 @@ def _kubevirt_wired(kubevirt: Emitted | None) -> bool:
     [f"{SRC_GPU_DOC} / {SRC_VGPU_DOC} (Manual Package-CR override path)"],
 )
 def gpu_18(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
+    v = gpu_view(ctx)
     if v.standalone is None or v.bundle or v.serves_pods or v.variant not in ("default", "vgpu"):
         return
     if not _kubevirt_wired(v.package(KUBEVIRT)):
@@ -656,8 +650,8 @@ _LICENSING = ("spec", "components", "gpu-operator", "values", "gpu-operator", "d
     [f"{SRC_VGPU_DOC} (Licensing)"],
 )
 def gpu_19(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    if v.variant == "vgpu" and _get(v.operator_values, "driver", "licensingConfig", "secretName") is not None:
+    v = gpu_view(ctx)
+    if v.variant == "vgpu" and dig(v.operator_values, "driver", "licensingConfig", "secretName") is not None:
         yield Hit("SR-IOV vGPU licensing is consumed in the guest; deliver the DLS token via cloud-init.",
                   v.standalone, _LICENSING + ("secretName",))
 
@@ -673,8 +667,8 @@ def gpu_19(ctx: RuleContext) -> Iterator[Hit]:
     [f"{SRC_VGPU_DOC} (Migrating from chart v25.x)"],
 )
 def gpu_20(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    if _get(v.operator_values, "driver", "licensingConfig", "configMapName") is not None:
+    v = gpu_view(ctx)
+    if dig(v.operator_values, "driver", "licensingConfig", "configMapName") is not None:
         yield Hit("configMapName is deprecated; use secretName.", v.standalone, _LICENSING + ("configMapName",))
 
 
@@ -707,74 +701,14 @@ def memory_bytes(quantity: Any) -> float | None:
     VMInstance in the render (manifests:); the memory behind an instanceType is not known to the
     renderer, so those VMs are skipped.
     """,
-    [f"{_C}packages/apps/vm-instance/values.yaml (gpus)"],
+    [f"{SRC_C}packages/apps/vm-instance/values.yaml (gpus)"],
 )
 def gpu_21(ctx: RuleContext) -> Iterator[Hit]:
     for e in ctx.objects:
-        if e.api_version != APPS_API or e.kind != "VMInstance" or not _get(e.obj, "spec", "gpus"):
+        if e.api_version != APPS_API or e.kind != "VMInstance" or not dig(e.obj, "spec", "gpus"):
             continue
-        memory = _get(e.obj, "spec", "resources", "memory")
+        memory = dig(e.obj, "spec", "resources", "memory")
         size = memory_bytes(memory)
         if size is not None and size < MIN_GPU_GUEST_MEMORY:
             yield Hit(f"NVIDIA driver requires at least 4 GiB RAM ({e.ref()} has {memory}).",
                       e, ("spec", "resources", "memory"))
-
-
-# --- HAMi --------------------------------------------------------------------------------------
-
-
-@rule(
-    "HAMI-01", ERROR,
-    "HAMi on top of the container variant is unsupported",
-    """
-    The container variant (and the Talos native overlay) turns the NVIDIA device plugin on; HAMi brings
-    its own device plugin. Both register nvidia.com/gpu on the same nodes, and cozystack.hami's
-    dependsOn only orders the install, it does not switch the operator's plugin off. HAMi is
-    supported in tenant Kubernetes clusters: apps.cozystack.io/v1alpha1 Kubernetes with
-    spec.addons.gpuOperator.enabled: true and spec.addons.hami.enabled: true, where the tenant chart
-    disables the operator's device plugin itself.
-    """,
-    [f"{SRC_CONTAINER_DOC} (Fractional GPU sharing)", f"{_W}kubernetes/gpu-sharing.md"],
-)
-def hami_01(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    if v.hami_requested and v.serves_pods:
-        yield Hit("HAMi on top of the container variant is unsupported: both device plugins would register "
-                  "nvidia.com/gpu. Use HAMi in tenant Kubernetes clusters (addons.gpuOperator + addons.hami).",
-                  **v.hami_at())
-
-
-@rule(
-    "HAMI-02", ERROR,
-    "cozystack.hami depends on cozystack.gpu-operator",
-    """
-    The cozystack.hami PackageSource declares dependsOn: [cozystack.gpu-operator]; without a
-    gpu-operator Package it stays DependenciesNotReady and never installs. gpu.hami needs gpu.variant
-    default or vgpu on the management cluster (and see HAMI-01 for container).
-    """,
-    [f"{_C}packages/core/platform/sources/hami.yaml"],
-)
-def hami_02(ctx: RuleContext) -> Iterator[Hit]:
-    v = _view(ctx)
-    if v.hami_requested and v.variant is None:
-        yield Hit("cozystack.hami depends on cozystack.gpu-operator.", **v.hami_at())
-
-
-@rule(
-    "HAMI-03", ERROR,
-    "Tenant Kubernetes: addons.hami requires addons.gpuOperator",
-    """
-    In a tenant Kubernetes cluster (apps.cozystack.io/v1alpha1 Kubernetes), HAMi needs the tenant's
-    gpu-operator addon. The tenant chart fails with the quoted message, but only where the tenant
-    namespace has etcd (_namespace.etcd); cozy-render flags it regardless, since the namespace's etcd is
-    not known at render time.
-    """,
-    [f"{_C}packages/apps/kubernetes/templates/helmreleases/hami.yaml"],
-)
-def hami_03(ctx: RuleContext) -> Iterator[Hit]:
-    for e in ctx.objects:
-        if e.api_version != APPS_API or e.kind != "Kubernetes":
-            continue
-        addons = _get(e.obj, "spec", "addons")
-        if _get(addons, "hami", "enabled") is True and _get(addons, "gpuOperator", "enabled") is not True:
-            yield Hit(HAMI03_MESSAGE, e, ("spec", "addons", "hami", "enabled"))

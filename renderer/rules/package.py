@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from renderer.errors import ERROR, WARNING
 from renderer.model import PACKAGE_API, PLATFORM_PACKAGE, Emitted
 from renderer.platform import PlatformFacts, RenderedPackage
-from renderer.rules import REGISTRY, Hit, RuleContext, rule
+from renderer.rules import Hit, RuleContext, rule
 
 _SOURCE_TYPES = "C:api/v1alpha1/package_types.go (scope=Cluster)"
 _RECONCILER = "C:internal/operator/package_reconciler.go"
@@ -148,8 +148,7 @@ def variant_hit_path(e: Emitted) -> tuple[str, ...]:
 
 
 def _deferred(name: str) -> bool:
-    specific = _SPECIFIC_VARIANT_RULES.get(name)
-    return specific is not None and specific in REGISTRY
+    return name in _SPECIFIC_VARIANT_RULES
 
 
 # ---- the rules ----
@@ -237,9 +236,10 @@ def pkg_03(ctx: RuleContext) -> Iterator[Hit]:
     Checked against the catalogue only where it lists every variant of the source (not `partial`).
     A Package the platform release also renders and that does not set `spec.variant` keeps the
     platform's variant. The platform Package itself is PLT-02's, and gpu-operator's variants are
-    GPU-01's when that rule is present.
+    GPU-01's.
     """,
     [_RECONCILER + " (VariantNotFound)", "C:packages/core/platform/sources/*.yaml"],
+    deferred_to=tuple(_SPECIFIC_VARIANT_RULES.values()),
 )
 def pkg_04(ctx: RuleContext) -> Iterator[Hit]:
     known = sources(ctx)
@@ -352,6 +352,7 @@ def _type_name(value: Any) -> str:
     explains (cozystack.hami -> cozystack.gpu-operator: HAMI-02) is reported by that rule alone.
     """,
     [_RECONCILER + " (areDependenciesReady)", "C:packages/core/platform/sources/*.yaml"],
+    deferred_to=tuple(_SPECIFIC_DEPENDENCY_RULES.values()),
 )
 def pkg_08(ctx: RuleContext) -> Iterator[Hit]:
     known = sources(ctx)
@@ -363,7 +364,7 @@ def pkg_08(ctx: RuleContext) -> Iterator[Hit]:
             continue
         ignored = _ignored_dependencies(emitted)
         for dep in chosen.depends_on:
-            if dep in ignored or dep in desired or _SPECIFIC_DEPENDENCY_RULES.get((name, dep)) in REGISTRY:
+            if dep in ignored or dep in desired or (name, dep) in _SPECIFIC_DEPENDENCY_RULES:
                 continue
             message = f"{name} depends on {dep}, which is not rendered; it will stay DependenciesNotReady."
             if emitted is not None:

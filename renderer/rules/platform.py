@@ -14,7 +14,7 @@ from typing import Any
 from renderer.errors import ERROR, WARNING, Finding
 from renderer.model import CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PACKAGE_API, PLATFORM_PACKAGE
 from renderer.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, PlatformFacts, go_truthy, helm_string
-from renderer.rules import REGISTRY, Hit, RuleContext, rule
+from renderer.rules import Hit, RuleContext, rule
 from renderer.rules.package import (
     _platform_list_hit,
     as_json,
@@ -139,9 +139,10 @@ def plt_02(ctx: RuleContext) -> Iterator[Hit]:
     Whenever the iaas bundle renders, iaas.yaml validates `bundles.iaas.gpuOperatorVariant` (empty or
     null means `default`) up front, even when gpu-operator is not enabled, and fails the whole platform
     render otherwise. The message is the chart's, so it matches the HelmRelease condition. The value
-    `container` is reported by GPU-03 (with a hint) when that rule is present, so it is reported once.
+    `container` is reported by GPU-03 (with a hint), so it is reported once.
     """,
     [_IAAS + " L41-43", "C:packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml"],
+    deferred_to=("GPU-03",),
 )
 def plt_03(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
@@ -150,8 +151,8 @@ def plt_03(ctx: RuleContext) -> Iterator[Hit]:
     value = f.get("bundles", "iaas", "gpuOperatorVariant")
     if not go_truthy(value) or value in ("default", "vgpu"):
         return
-    if value == "container" and "GPU-03" in REGISTRY:
-        return
+    if value == "container":
+        return  # GPU-03's
     prefix = 'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got '
     message = prefix + go_quote(value) if isinstance(value, str) else \
         f"{prefix}{as_json(value)} (not a string: the chart cannot even compare it)"

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from renderer.emit import RenderResult
     from renderer.errors import Finding
-    from renderer.model import RenderResult
 
 CODE = "SCHEMA"
 VALIDATORS = ("auto", "builtin", "kubeconform")

@@ -8,9 +8,9 @@
 Inputs: ``data/crds/*.yaml`` (copies of the CRDs) and ``data/core/v*.json.gz`` (core kinds extracted
 from the kubernetes-validate wheel; the wheel is only needed to refresh them). Outputs:
 ``data/crd-schemas/{group}/{kind}_{version}.json`` (kubeconform's openapi2jsonschema conversion) and
-``_compiled/*.py``: fastjsonschema code, one module per CRD kind and per core kind of the default
-Kubernetes version, so a render imports only the validators of the kinds it emits and generates no
-code. Other bundled versions are compiled in memory on first use.
+``renderer/_generated/schema_validators/*.py``: fastjsonschema code, one module per CRD kind and per
+core kind of the default Kubernetes version, so a render imports only the validators of the kinds it
+emits and generates no code. Other bundled versions are compiled in memory on first use.
 """
 
 from __future__ import annotations
@@ -153,30 +153,14 @@ def expected_files(wheel: Path | None = None) -> dict[Path, bytes]:
     return files
 
 
+OWNED = ((catalog.COMPILED_DIR, "*.py"), (catalog.CRD_SCHEMA_DIR, "**/*.json"))
+
+
 def stale(files: dict[Path, bytes]) -> list[str]:
     """Files that differ from what the build would write, plus generated files it would delete."""
-    problems = [str(p.relative_to(catalog.HERE)) for p, data in sorted(files.items())
-                if not p.exists() or p.read_bytes() != data]
-    for folder, pattern in ((catalog.COMPILED_DIR, "*.py"), (catalog.CRD_SCHEMA_DIR, "**/*.json")):
-        problems += [f"{p.relative_to(catalog.HERE)} (not generated any more)"
-                     for p in sorted(folder.glob(pattern)) if p not in files]
-    return problems
+    from renderer.generate import stale_files
 
-
-def write(files: dict[Path, bytes]) -> list[Path]:
-    written = []
-    for path, data in sorted(files.items()):
-        if path.exists() and path.read_bytes() == data:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        written.append(path)
-    for folder, pattern in ((catalog.COMPILED_DIR, "*.py"), (catalog.CRD_SCHEMA_DIR, "**/*.json")):
-        for p in folder.glob(pattern):
-            if p not in files:
-                p.unlink()
-                written.append(p)
-    return written
+    return stale_files(files, OWNED, catalog.HERE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,14 +170,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubernetes-validate", type=Path, metavar="WHEEL",
                         help="kubernetes-validate wheel to (re-)extract the core-kind bundles from")
     args = parser.parse_args(argv)
+    from renderer.generate import write_files
+
     files = expected_files(args.kubernetes_validate)
     if args.check:
         problems = stale(files)
         for line in problems:
             print(f"stale: {line}", file=sys.stderr)
         return 1 if problems else 0
-    for path in write(files):
-        print(f"wrote {path.relative_to(catalog.HERE)}")
+    for path in write_files(files, OWNED):
+        print(f"wrote {path}")
     return 0
 
 

@@ -17,8 +17,8 @@ DATA = HERE / "data"
 CRD_DIR = DATA / "crds"  # the CRD YAML, byte-for-byte copies (see data/README.md)
 CRD_SCHEMA_DIR = DATA / "crd-schemas"  # openapi2jsonschema output, CRDs-catalog layout {group}/{kind}_{version}.json
 CORE_DIR = DATA / "core"  # one v<X.Y.Z>.json.gz per bundled Kubernetes version
-COMPILED_PACKAGE = "renderer.schemas._compiled"
-COMPILED_DIR = HERE / "_compiled"
+COMPILED_PACKAGE = "renderer._generated.schema_validators"
+COMPILED_DIR = HERE.parent / "_generated" / "schema_validators"
 
 # The default is a choice, not a Cozystack fact: the kinds below validate the same way in every bundled
 # version (tests/schemas check which of them differ), and a middle version neither accepts fields only

@@ -1,11 +1,12 @@
 """The built-in validator: fastjsonschema code, no jsonschema import, kubeconform's semantics.
 
-Two passes per object. The fast pass runs the pre-generated module for the kind (``_compiled/``,
-one per kind; for a non-default Kubernetes version the same code is generated in memory once): it
-only answers valid/invalid, which is all a clean render needs. When it says invalid, the detailed
-pass compiles the schema with fastjsonschema's detailed errors, collecting every error rather than
-the first, and each becomes a ``SchemaError`` with the object path, a kubeconform-style message and
-the path to point the user at. Only failing renders pay for that pass.
+Two passes per object. The fast pass runs the pre-generated module for the kind
+(``renderer/_generated/schema_validators/``, one per kind; for a non-default Kubernetes version the
+same code is generated in memory once): it only answers valid/invalid, which is all a clean render
+needs. When it says invalid, the detailed pass compiles the schema with fastjsonschema's detailed
+errors, collecting every error rather than the first, and each becomes a ``SchemaError`` with the
+object path, a kubeconform-style message and the path to point the user at. Only failing renders pay
+for that pass.
 
 Semantics follow kubeconform: draft-04 (no ``$schema`` in the files), formats asserted where known
 (``date-time``), unknown formats (``int32``, ``int64``, ``byte``) ignored, kinds without a schema

@@ -21,6 +21,7 @@ from renderer.errors import RenderError
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL
 from renderer.pipeline import render
 from tests.conftest import BASE_OVERLAY, OVERLAYS
+from tests.helpers import emit_overlay
 
 DATA = Path(__file__).parent / "data"
 
@@ -312,14 +313,12 @@ def test_every_gpu_and_hami_rule_is_registered_and_explained(cli) -> None:
 def check_overlay(repo):
     """Run the rules over an overlay given as data; returns {rule id: [finding, ...]}."""
     from renderer.overlay import load_overlay
-    from renderer.pipeline import emit
     from renderer.rules import run_rules
-    from renderer.variants import Variants
 
     def run(data: dict[str, Any]) -> dict[str, list[Any]]:
         root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
         out: dict[str, list[Any]] = {}
-        for f in run_rules(emit(load_overlay(root / "clusters" / "c1"), Variants())):
+        for f in run_rules(emit_overlay(load_overlay(root / "clusters" / "c1"))):
             out.setdefault(f.code, []).append(f)
         return out
 

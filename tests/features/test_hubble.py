@@ -22,10 +22,10 @@ from renderer.model import (
     OWNERSHIP_ANNOTATION,
 )
 from renderer.overlay import load_overlay
-from renderer.pipeline import emit, render
+from renderer.pipeline import render
 from renderer.rules import run_rules
-from renderer.variants import Variants
 from tests.conftest import OVERLAYS, overlay_doc
+from tests.helpers import emit_overlay
 
 # examples/hubble-cilium-values.yaml: cozystack/website content/en/docs/next/networking/hubble.md
 # L22-37 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f (Apache-2.0), verbatim.
@@ -110,7 +110,7 @@ def check(cluster):
     """Emit, then run only the given rules; returns findings from the feature and those rules."""
 
     def run(data: dict[str, Any], *rules: str) -> list[Finding]:
-        result = emit(load_overlay(cluster(data)), Variants())
+        result = emit_overlay(load_overlay(cluster(data)))
         return result.findings + run_rules(result, only=rules)
 
     return run
@@ -419,6 +419,6 @@ def test_rule_locations_point_at_the_overlay_line_that_set_the_value(cluster) ->
     ])
     path = cluster({})
     (path / "cluster.yaml").write_text(text)
-    result = emit(load_overlay(path), Variants())
+    result = emit_overlay(load_overlay(path))
     (hit,) = run_rules(result, only=["HUB-04"])
     assert (hit.location.line, hit.location.col) == (9, 31)  # the `false`

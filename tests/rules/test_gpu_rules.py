@@ -16,11 +16,11 @@ import pytest
 
 from renderer.errors import ERROR, WARNING, Finding, RenderError
 from renderer.overlay import Overlay, load_overlay
-from renderer.pipeline import emit, render
+from renderer.pipeline import render
 from renderer.rules import run_rules
 from renderer.rules.gpu import PLT03_MESSAGE, memory_bytes
-from renderer.variants import Variants
 from tests.conftest import BASE_OVERLAY, overlay_doc
+from tests.helpers import emit_overlay
 
 BASE = BASE_OVERLAY
 TALOS = {"host": {"os": "talos"}, "platform": {"variant": "isp-full"}}
@@ -49,7 +49,7 @@ def check(repo):
     def run(rule_id: str, data: dict[str, Any]) -> tuple[list[Finding], Overlay]:
         root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
         loaded = load_overlay(root / "clusters" / "c1")
-        return run_rules(emit(loaded, Variants()), only=[rule_id]), loaded
+        return run_rules(emit_overlay(loaded), only=[rule_id]), loaded
 
     return run
 
@@ -396,8 +396,8 @@ def test_hami_03_documented_tenant_file_passes(repo) -> None:
     text = (Path(__file__).parent.parent / "features" / "data" / "tenant-kubernetes-gpu-operator-hami.yaml").read_text()
     root = repo({"clusters/c1/cluster.yaml": json.dumps(overlay(manifests=["tenant.yaml"]), indent=2),
                  "clusters/c1/tenant.yaml": text})
-    assert not run_rules(emit(load_overlay(root / "clusters" / "c1"), Variants()), only=["HAMI-03"])
+    assert not run_rules(emit_overlay(load_overlay(root / "clusters" / "c1")), only=["HAMI-03"])
     root = repo({"clusters/c1/tenant.yaml": text.replace("gpuOperator:\n      enabled: true",
                                                          "gpuOperator:\n      enabled: false")})
-    found = run_rules(emit(load_overlay(root / "clusters" / "c1"), Variants()), only=["HAMI-03"])
+    found = run_rules(emit_overlay(load_overlay(root / "clusters" / "c1")), only=["HAMI-03"])
     assert one(found).location.path.endswith("tenant.yaml")

@@ -14,10 +14,9 @@ import pytest
 
 from renderer.errors import ERROR, WARNING, Finding
 from renderer.overlay import load_overlay
-from renderer.pipeline import emit
 from renderer.rules import run_rules
-from renderer.variants import Variants
 from tests.conftest import BASE_OVERLAY
+from tests.helpers import emit_overlay
 
 VLAN = {"name": "vlan100", "id": 100, "uplink": "eno2", "bridge": "br100", "namespaces": ["tenant-a"]}
 BASE = {**BASE_OVERLAY, "vlans": [VLAN]}
@@ -45,7 +44,7 @@ def check(repo):
 
     def run(data: dict[str, Any], rule: str) -> list[Finding]:
         root = repo({"clusters/c1/cluster.yaml": json.dumps(data, indent=2)})
-        result = emit(load_overlay(root / "clusters" / "c1"), Variants())
+        result = emit_overlay(load_overlay(root / "clusters" / "c1"))
         assert result.findings == [], result.findings
         return run_rules(result, only=[rule])
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, RenderError
-from renderer.model import RenderResult
 from renderer.overlay import load_overlay
-from renderer.pipeline import emit, render
+from renderer.pipeline import render
 from renderer.rules import run_rules
-from renderer.variants import Variants
+from tests.helpers import emit_overlay
 
 HEADER = """\
 apiVersion: render.cozystack.io/v1alpha1
@@ -52,7 +52,7 @@ def build(repo, body: str, files: dict[str, str] | None = None) -> Path:
 
 
 def result_of(repo, body: str, files: dict[str, str] | None = None) -> RenderResult:
-    return emit(load_overlay(build(repo, body, files)), Variants())
+    return emit_overlay(load_overlay(build(repo, body, files)))
 
 
 def run(repo, rule_id: str, body: str, files: dict[str, str] | None = None) -> list[Finding]:

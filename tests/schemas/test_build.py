@@ -115,4 +115,4 @@ def test_stale_lists_a_changed_file_and_an_orphan() -> None:
     del files[orphan]
     problems = build.stale(files)
     assert "data/crd-schemas/cozystack.io/package_v1alpha1.json" in problems
-    assert "_compiled/crd__networkattachmentdefinition_k8s_v1.py (not generated any more)" in problems
+    assert "../_generated/schema_validators/crd__networkattachmentdefinition_k8s_v1.py (not generated any more)" in problems

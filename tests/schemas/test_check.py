@@ -15,6 +15,7 @@ from renderer.errors import ERROR, RenderError
 from renderer.pipeline import render
 from renderer.schemas import catalog, check_objects
 from tests.conftest import OVERLAYS
+from tests.helpers import emitted
 from tests.schemas import corpus
 
 DATA = Path(__file__).parent / "data"
@@ -93,7 +94,7 @@ def formatted(findings, root: Path) -> list[str]:
 
 def test_findings_are_located_at_the_overlay_and_manifest_lines(bad_cluster, monkeypatch) -> None:
     monkeypatch.chdir(bad_cluster)
-    result = render(Path("clusters/c1"), run_checks=False)
+    result = emitted(Path("clusters/c1"))
     findings = check_objects(result, validator="builtin")
     assert all(f.code == "SCHEMA" and f.severity == ERROR for f in findings)
     assert formatted(findings, bad_cluster) == EXPECTED_BUILTIN
@@ -119,7 +120,7 @@ def test_render_passes_the_kubernetes_version_and_refuses_an_unbundled_one(bad_c
 
 @pytest.mark.parametrize("cluster", sorted(p.parent.name for p in (OVERLAYS / "clusters").glob("*/cluster.yaml")))
 def test_bundled_sample_overlays_validate(cluster) -> None:
-    result = render(OVERLAYS / "clusters" / cluster, run_checks=False)
+    result = emitted(OVERLAYS / "clusters" / cluster)
     assert check_objects(result, validator="builtin") == []
 
 
@@ -130,7 +131,7 @@ def test_valid_examples_as_extra_manifests_validate(repo) -> None:
     files = {f"clusters/c1/{n}": (corpus.EXAMPLES / n).read_text() for n in names}
     files["clusters/c1/cluster.yaml"] = CLUSTER.replace('"yes"', "true").replace("[extra.yaml]", json.dumps(names))
     root = repo(files)
-    result = render(root / "clusters/c1", run_checks=False)
+    result = emitted(root / "clusters/c1")
     assert {e.kind for e in result.objects} >= {"DaemonSet", "ConfigMap", "NetworkAttachmentDefinition", "Kubernetes"}
     assert check_objects(result, validator="builtin") == []
 
@@ -141,12 +142,12 @@ def test_package_with_namespace_is_pkg01s_business_not_the_schemas(repo) -> None
     root = repo({f"clusters/c1/{name}": (corpus.EXAMPLES / name).read_text(),
                  "clusters/c1/cluster.yaml": CLUSTER.replace('"yes"', "true").replace("extra.yaml", name)
                  .replace("packages:\n  cozystack.metallb:", "packages:\n  cozystack.other:")})
-    result = render(root / "clusters/c1", run_checks=False)
+    result = emitted(root / "clusters/c1")
     assert check_objects(result, validator="builtin") == []
 
 
 def test_unknown_validator_is_a_programming_error(bad_cluster) -> None:
-    result = render(bad_cluster / "clusters/c1", run_checks=False)
+    result = emitted(bad_cluster / "clusters/c1")
     with pytest.raises(ValueError, match="validator must be one of"):
         check_objects(result, validator="kubeval")
 
@@ -184,7 +185,7 @@ def fake_kubeconform(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_kubeconform_report_is_mapped_to_located_findings(bad_cluster, fake_kubeconform, monkeypatch) -> None:
     monkeypatch.chdir(bad_cluster)
-    result = render(Path("clusters/c1"), run_checks=False)
+    result = emitted(Path("clusters/c1"))
     # Output order (Namespaces, CRDs, platform, Packages, then by group): the report names 000004.json for the NAD.
     assert [e.kind for e in result.objects] == ["Package", "Package", "DaemonSet", "Widget",
                                                 "NetworkAttachmentDefinition"]
@@ -210,7 +211,7 @@ def test_kubeconform_clean_report(bad_cluster, fake_kubeconform, monkeypatch, tm
     report.write_text('{\n  "resources": []\n}\n')
     monkeypatch.setenv("FAKE_KUBECONFORM_REPORT", str(report))
     monkeypatch.setenv("FAKE_KUBECONFORM_EXIT", "0")
-    result = render(bad_cluster / "clusters/c1", run_checks=False)
+    result = emitted(bad_cluster / "clusters/c1")
     assert check_objects(result, validator="kubeconform", kubernetes_version="1.30") == []
     args = json.loads(fake_kubeconform.read_text())["args"]
     assert args[args.index("-kubernetes-version") + 1] == "1.30.0"
@@ -226,7 +227,7 @@ def test_kubeconform_failures_are_reported_not_raised(bad_cluster, fake_kubeconf
     path.write_text(report)
     monkeypatch.setenv("FAKE_KUBECONFORM_REPORT", str(path))
     monkeypatch.setenv("FAKE_KUBECONFORM_EXIT", exit_code)
-    result = render(bad_cluster / "clusters/c1", run_checks=False)
+    result = emitted(bad_cluster / "clusters/c1")
     with pytest.raises(RenderError) as info:
         check_objects(result, validator="kubeconform")
     (finding,) = info.value.findings
@@ -234,7 +235,7 @@ def test_kubeconform_failures_are_reported_not_raised(bad_cluster, fake_kubeconf
 
 
 def test_kubeconform_requested_but_absent(bad_cluster, no_kubeconform) -> None:
-    result = render(bad_cluster / "clusters/c1", run_checks=False)
+    result = emitted(bad_cluster / "clusters/c1")
     with pytest.raises(RenderError, match="kubeconform is not on PATH"):
         check_objects(result, validator="kubeconform")
     assert len(check_objects(result)) == 3  # auto falls back to builtin
@@ -244,7 +245,7 @@ def test_kubeconform_requested_but_absent(bad_cluster, no_kubeconform) -> None:
                     reason="kubeconform is not on PATH (not installable from this machine's registries; "
                            "see reference §1.1): the fake-binary tests above cover the runner")
 def test_real_kubeconform_agrees_with_builtin(bad_cluster) -> None:
-    result = render(bad_cluster / "clusters/c1", run_checks=False)
+    result = emitted(bad_cluster / "clusters/c1")
     real = check_objects(result, validator="kubeconform")
     ours = check_objects(result, validator="builtin")
     where = sorted((str(f.location), f.message.split(": ")[1]) for f in real)
@@ -307,7 +308,7 @@ def test_a_render_imports_only_the_validators_of_kinds_present() -> None:
     sample = OVERLAYS / "clusters" / "vlan-apt-01"
     loaded = _modules_after(f"from renderer.pipeline import render; render(Path({str(sample)!r}), validator='builtin')")
     assert "jsonschema" not in loaded and "renderer.schemas.store" not in loaded
-    assert [m for m in loaded if m.startswith("renderer.schemas._compiled.")] == [
-        "renderer.schemas._compiled.crd__networkattachmentdefinition_k8s_v1",
-        "renderer.schemas._compiled.crd__package_cozystack_v1alpha1",
+    assert [m for m in loaded if m.startswith("renderer._generated.schema_validators.")] == [
+        "renderer._generated.schema_validators.crd__networkattachmentdefinition_k8s_v1",
+        "renderer._generated.schema_validators.crd__package_cozystack_v1alpha1",
     ]

@@ -1,0 +1,41 @@
+"""``cozy-render render``: one cluster, or every cluster of a tree, as a stream or a kustomize folder."""
+
+from __future__ import annotations
+
+import sys
+
+from renderer import report
+from renderer.commands.common import Produced, render_reporting_warnings, write_cached
+from renderer.errors import EXIT_OK
+from renderer.requests import RenderRequest
+
+
+def run(req: RenderRequest) -> int:
+    from renderer.pipeline import cluster_paths
+
+    if req.out is None and not req.all_clusters and req.variants is None:
+        return write_cached(req, req.path, req.root, lambda: _stream(req))
+    from renderer import output
+
+    results = render_reporting_warnings(cluster_paths(req.path, req.all_clusters), req.variants, req.root,
+                                        req.strict, req.kubernetes_version, req.validator)
+    if req.out is None:
+        objects = [o for r in results for o in r.manifests]
+        sys.stdout.write(output.to_json(objects) if req.fmt == "json" else output.to_yaml(objects))
+        return EXIT_OK
+    files: dict[str, str] = {}
+    for r in results:
+        prefix = f"{r.overlay.name}/" if req.all_clusters else ""
+        for name, content in output.directory_files(r.manifests).items():
+            files[prefix + name] = content
+    return output.write_out(req.out, files, results, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
+
+
+def _stream(req: RenderRequest) -> Produced:
+    from renderer import output
+    from renderer.pipeline import render_many
+
+    (result,), warnings = render_many([req.path], root=req.root, strict=req.strict,
+                                      kubernetes_version=req.kubernetes_version, validator=req.validator)
+    text = output.to_json(result.manifests) if req.fmt == "json" else output.to_yaml(result.manifests)
+    return text, report.text(warnings), result.inputs

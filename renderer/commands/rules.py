@@ -1,0 +1,38 @@
+"""``cozy-render rules [CODE]`` and ``rules-doc``: the registry of every code the tool can print."""
+
+from __future__ import annotations
+
+import sys
+
+from renderer.errors import EXIT_INPUT, EXIT_OK, Finding, RenderError
+from renderer.requests import RulesRequest
+
+
+def run(req: RulesRequest) -> int:
+    from renderer.registry import FAMILY_TITLES, entries, explanation_text
+
+    registry = entries()
+    if req.code is None:
+        lines: list[str] = []
+        family = None
+        for entry in registry.values():
+            if entry.family != family:
+                family = entry.family
+                lines.append(f"{'' if not lines else chr(10)}{FAMILY_TITLES.get(family, family)}:\n")
+            lines.append(f"  {entry.id:14} {entry.severity:8} {entry.summary}\n")
+        sys.stdout.write("".join(lines))
+        return EXIT_OK
+    found = registry.get(req.code.upper())
+    if found is None:
+        raise RenderError([Finding("CLI-RULES", f"no rule {req.code}; `cozy-render rules` lists them")], EXIT_INPUT)
+    text = f"{found.id} ({found.severity}): {found.summary}\n\n{explanation_text(found)}\n\nSources:\n"
+    sys.stdout.write(text + "".join(f"  - {s}\n" for s in found.sources))
+    return EXIT_OK
+
+
+def run_doc() -> int:
+    """docs/rules.md, generated from the registry (also written by ``python -m renderer.generate``)."""
+    from renderer.rules.docs import markdown
+
+    sys.stdout.write(markdown())
+    return EXIT_OK

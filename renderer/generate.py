@@ -1,0 +1,109 @@
+"""Regenerate every generated artefact, or check that none is stale (CI runs ``--check``).
+
+    python -m renderer.generate           # write what changed
+    python -m renderer.generate --check   # write nothing; exit 1 naming each stale file
+
+Artefacts: the variants bundle (``renderer/_generated/variants.json`` from ``variants/``), the overlay
+validator (``renderer/_generated/overlay_validator.py`` from ``renderer/data/overlay.schema.json``),
+the output-schema data and validators (``renderer/schemas/data/crd-schemas/``,
+``renderer/_generated/schema_validators/``; ``python -m renderer.schemas.build --kubernetes-validate
+WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+CHECKOUT = PACKAGE.parent
+RULES_PAGE = CHECKOUT / "docs" / "rules.md"
+
+Files = dict[Path, bytes]
+Owned = Iterable[tuple[Path, str]]  # (folder, glob): generated files there that are not expected are stale
+
+
+def _variants() -> tuple[Files, Owned]:
+    from renderer.variants import BUNDLE, bundle_source
+
+    return {BUNDLE: bundle_source().encode()}, ()
+
+
+def _overlay_validator() -> tuple[Files, Owned]:
+    from renderer.overlay_schema import GENERATED, generated_source
+
+    return {GENERATED: generated_source().encode()}, ()
+
+
+def _output_schemas() -> tuple[Files, Owned]:
+    from renderer.schemas.build import OWNED, expected_files
+
+    return expected_files(), OWNED
+
+
+def _rules_page() -> tuple[Files, Owned]:
+    from renderer.rules.docs import markdown
+
+    return {RULES_PAGE: markdown().encode()}, ()
+
+
+GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
+    "variants bundle": _variants,
+    "overlay validator": _overlay_validator,
+    "output schemas": _output_schemas,
+    "rules page": _rules_page,
+}
+
+
+def _shown(path: Path, base: Path) -> str:
+    return os.path.relpath(path, base)
+
+
+def stale_files(files: Files, owned: Owned, base: Path = CHECKOUT) -> list[str]:
+    """Expected files that are missing or differ, and owned generated files nothing generates any more."""
+    problems = [_shown(p, base) for p, data in sorted(files.items()) if not p.exists() or p.read_bytes() != data]
+    for folder, pattern in owned:
+        problems += [f"{_shown(p, base)} (not generated any more)" for p in sorted(folder.glob(pattern))
+                     if p not in files]
+    return problems
+
+
+def write_files(files: Files, owned: Owned) -> list[str]:
+    written = []
+    for path, data in sorted(files.items()):
+        if path.exists() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(_shown(path, CHECKOUT))
+    for folder, pattern in owned:
+        for p in folder.glob(pattern):
+            if p not in files:
+                p.unlink()
+                written.append(_shown(p, CHECKOUT))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m renderer.generate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when an artefact is stale")
+    args = parser.parse_args(argv)
+    problems: list[str] = []
+    for name, generator in GENERATORS.items():
+        files, owned = generator()
+        if args.check:
+            problems += [f"{line} ({name})" for line in stale_files(files, owned)]
+        else:
+            for line in write_files(files, owned):
+                print(f"wrote {line}")
+    for line in problems:
+        print(f"stale: {line}; run `python -m renderer.generate`", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

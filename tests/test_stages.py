@@ -1,0 +1,79 @@
+"""The pipeline is straight: no module of an earlier stage imports a later one (load -> merge -> resolve
+-> emit -> check -> output), and nothing in the core imports the command layer."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.conftest import REPO
+
+# Stage of each core module (a package name covers its submodules). Shared leaf modules (errors,
+# tree, model) sit at the stage where they are first needed.
+STAGES = [
+    ("load", ["renderer.errors", "renderer.limits", "renderer.tree", "renderer.yamlio", "renderer.templating",
+              "renderer.overlay_schema", "renderer.overlay", "renderer.variants", "renderer._generated"]),
+    ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
+    ("emit", ["renderer.emit"]),
+    ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
+    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache"]),
+    ("drive", ["renderer.pipeline", "renderer.cmp"]),
+]
+COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
+                 "renderer.commands")
+
+
+def stage_of(module: str) -> int | None:
+    for index, (_, prefixes) in enumerate(STAGES):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return index
+    return None
+
+
+def imports_of(path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.startswith("renderer")}
+
+
+def core_modules() -> dict[str, object]:
+    out = {}
+    for path in sorted((REPO / "renderer").rglob("*.py")):
+        if "_generated" in path.parts:
+            continue
+        parts = path.relative_to(REPO).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def test_every_core_module_has_a_stage_or_is_the_command_layer() -> None:
+    unplaced = [m for m in core_modules() if stage_of(m) is None and not m.startswith(COMMAND_LAYER)
+                and m not in ("renderer", "renderer.__main__", "renderer.generate")]
+    assert unplaced == []
+
+
+def test_no_stage_imports_a_later_stage() -> None:
+    backwards = []
+    for module, path in core_modules().items():
+        mine = stage_of(module)
+        if mine is None:
+            continue
+        for imported in imports_of(path):
+            theirs = stage_of(imported)
+            if imported.startswith(COMMAND_LAYER):
+                backwards.append(f"{module} imports the command layer ({imported})")
+            elif theirs is not None and theirs > mine:
+                backwards.append(f"{module} ({STAGES[mine][0]}) imports {imported} ({STAGES[theirs][0]})")
+    assert backwards == []
+
+
+def test_the_scan_sees_local_imports(tmp_path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from renderer.emit import emit\n    import renderer.rules.gpu\n")
+    assert imports_of(module) == {"renderer.emit", "renderer.emit.emit", "renderer.rules.gpu"}
+    assert stage_of("renderer.emit") > stage_of("renderer.overlay")  # type: ignore[operator]
