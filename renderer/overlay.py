@@ -176,8 +176,11 @@ def _subtree_paths(value: Any, path: Path_) -> list[Path_]:
     return out
 
 
+_NOTHING = object()
+
+
 def _replace_locs(locs: Locations, path: Path_, old: Any, layer_locs: Locations, layer_path: Path_,
-                  new: Any = None) -> None:
+                  new: Any = _NOTHING) -> None:
     """Positions of ``path`` (which held ``old``) become those of ``new`` at ``layer_path`` in the layer.
 
     Walks the two values rather than scanning every position: merging stays linear in the input
@@ -186,7 +189,7 @@ def _replace_locs(locs: Locations, path: Path_, old: Any, layer_locs: Locations,
     if old is not None or path in locs:
         for key in _subtree_paths(old, path):
             locs.pop(key, None)
-    if new is None:
+    if new is _NOTHING:
         return
     n = len(layer_path)
     for key in _subtree_paths(new, layer_path):
