@@ -137,7 +137,7 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.output",)
+CODE_MODULES: tuple[str, ...] = ("renderer.output_codes",)
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

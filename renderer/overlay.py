@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +31,17 @@ APPEND_SUFFIX = "+"
 # when nothing is there). A symlinked layer appears as the link and its target; the render cache keys
 # on all of it, so retargeting or deleting a link changes the result exactly as a fresh render would.
 Resolution = tuple[Path, Path | None]
-_resolutions: ContextVar[list[Resolution] | None] = ContextVar("cozy_render_resolutions", default=None)
+_resolutions: list[Resolution] | None = None  # the running render's record (one render at a time)
 
 
 def resolutions() -> list[Resolution]:
     """What the running (or last) render resolved; manifests paths join it as the pipeline reads them."""
-    return list(_resolutions.get() or [])
+    return list(_resolutions or [])
 
 
 def _record(named: Path, real: Path | None) -> None:
-    found = _resolutions.get()
-    if found is not None:
-        found.append((named, real))
+    if _resolutions is not None:
+        _resolutions.append((named, real))
 
 
 class Overlay:
@@ -258,9 +256,10 @@ def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]
 
 def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str] | None = None) -> Overlay:
     """Load one cluster; this starts the render: a fresh budget (``renderer.limits``) and path record."""
+    global _resolutions
     limits.start()
     resolved: list[Resolution] = []
-    _resolutions.set(resolved)
+    _resolutions = resolved
     cluster_file = find_cluster_file(path)
     named = Path(os.path.abspath(cluster_file))
     try:

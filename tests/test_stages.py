@@ -15,7 +15,7 @@ STAGES = [
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache"]),
+    ("output", ["renderer.output", "renderer.output_codes", "renderer.nodeconfig", "renderer.cache"]),
     ("drive", ["renderer.pipeline", "renderer.cmp"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",

@@ -60,3 +60,16 @@ def test_fast_path_covers_plain_lookups() -> None:
 def test_undefined_is_jinja2s_error(source: str) -> None:
     with pytest.raises(templating.TemplateProblem, match="undefined in template"):
         templating.render_string(source, CONTEXT)
+
+
+def test_the_readme_lists_exactly_the_allowed_filters() -> None:
+    import re
+
+    from tests.conftest import REPO
+
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())  # wrapping aside
+    paragraph = readme[readme.index("Filters: "):readme.index("(Jinja2's built-ins")]
+    assert re.findall(r"`([a-z]+)`", paragraph) == templating.allowed_filters()
+    assert "random" not in templating.allowed_filters()
+    tests = readme[readme.index("Tests: "):readme.index("No globals")]
+    assert re.findall(r"`([^`]+)`", tests) == templating.allowed_tests()
