@@ -318,6 +318,7 @@ class _Builder:
             if key_node.tag == _TAG + "merge":
                 merged.extend(value_node.value if type(value_node).__name__ == "SequenceNode" else [value_node])
                 continue
+            self.charge(key_node)  # keys are nodes too (and events: the stream check counts them)
             key = self._key(key_node)
             if key in result:
                 raise RenderError([Finding("OVL-YAML", f"duplicate key {key!r}", self.at(key_node))])
