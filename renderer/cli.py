@@ -42,8 +42,17 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                               help="Output schema validator: kubeconform from PATH, built-in, or auto."),
     "all_clusters": click.option("--all", "all_clusters", is_flag=True,
                                  help="PATH is an overlay tree: every clusters/*/cluster.yaml."),
-    "path": click.argument("path", type=click.Path(exists=True, path_type=Path)),
+    "path": click.argument("path", type=click.Path(exists=True, path_type=Path),
+                           shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete)),
+    "verbose": click.option("-v", "--verbose", is_flag=True,
+                            help="With --all on a terminal: print every warning line, not one per distinct warning."),
 }
+
+
+def _complete_clusters(incomplete: str) -> list[Any]:
+    from renderer.commands.completion import cluster_folders
+
+    return cluster_folders(incomplete)
 
 
 def shared(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -83,14 +92,18 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="stdout format: a YAML stream (default) or a JSON v1 List (with --annotate: every value with "
+                   "its provenance). Not with --out.")
+@click.option("--annotate", is_flag=True,
+              help="End each value's line with a `# file:line` comment naming where it came from.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write a kustomize directory (one file per object) instead of stdout; replaced atomically.")
 @click.option("--all", "all_clusters", is_flag=True,
               help="PATH is an overlay tree: render every clusters/*/cluster.yaml (with --out: one folder each).")
 @click.option("--check", "check_only", is_flag=True,
               help="With --out: write nothing, exit 1 if the folder is not what a render would write.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
 @runs
 def render(**options: Any) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
@@ -98,15 +111,20 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
-    return command.run(RenderRequest(**options))
+    if options["fmt"] is not None and options["out"] is not None and not options["check_only"]:  # --check -o json
+        raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
+    if options["annotate"] and options["out"] is not None:
+        raise click.UsageError("--annotate prints a stream; it cannot be combined with --out")
+    return command.run(RenderRequest(**{**options, "fmt": options["fmt"] or "yaml"}))
 
 
 @main.command()
 @shared("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True)
+              show_default=True,
+              help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
 @runs
 def check(**options: Any) -> int:
     """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
@@ -120,25 +138,46 @@ def check(**options: Any) -> int:
 @main.command()
 @shared("path")
 @click.argument("key", required=False)
-@shared("root")
+@click.argument("pointer", required=False)
+@click.option("--rendered", is_flag=True,
+              help="Explain the rendered output: KEY is KIND/NAME (or KIND/NAMESPACE/NAME), POINTER a JSON pointer.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format.")
+@shared("variants", "root")
 @runs
 def explain(**options: Any) -> int:
-    """Show which file and line set each overlay value (or only KEY, dotted: gpu.variant)."""
+    """Show which file and line set each overlay value (or only KEY, dotted: gpu.variant).
+
+    With --rendered, show for each value of the rendered output (or of one object, or the one at a
+    JSON pointer) its chain: the overlay layers that set it, or the feature, variant data line and
+    overlay value that derived it.
+    """
     from renderer.commands import explain as command
     from renderer.requests import ExplainRequest
+
+    if options["pointer"] is not None and not options["rendered"]:
+        raise click.UsageError("POINTER needs --rendered (without it, KEY is a dotted overlay key: gpu.variant)")
 
     return command.run(ExplainRequest(**options))
 
 
 @main.command()
-@click.argument("code", required=False)
+@click.argument("code", required=False, shell_complete=lambda ctx, param, incomplete: _complete_codes(incomplete))
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format (json: id, severity, family, summary, explanation, sources).")
 @runs
-def rules(code: str | None) -> int:
+def rules(code: str | None, fmt: str) -> int:
     """List every rule and code, or explain one (cozy-render rules GPU-05, cozy-render rules OVL-YAML)."""
     from renderer.commands import rules as command
     from renderer.requests import RulesRequest
 
-    return command.run(RulesRequest(code))
+    return command.run(RulesRequest(code, fmt))
+
+
+def _complete_codes(incomplete: str) -> list[Any]:
+    from renderer.commands.completion import rule_ids
+
+    return rule_ids(incomplete)
 
 
 @main.command("rules-doc")
@@ -152,16 +191,19 @@ def rules_doc() -> int:
 
 @main.group()
 def schema() -> None:
-    """Print published JSON Schemas."""
+    """JSON Schemas: the overlay contract (for editors) and the output schemas (for kubeconform)."""
 
 
 @schema.command("overlay")
+@click.option("--layer", is_flag=True,
+              help="The schema of one layer file (what a base or a cluster file may hold; nothing required), "
+                   "for editors. Without it: the merged overlay's schema.")
 @runs
-def schema_overlay() -> int:
-    """The ClusterOverlay JSON Schema (for yaml-language-server and editors)."""
+def schema_overlay(layer: bool) -> int:
+    """The ClusterOverlay JSON Schema: of the merged overlay, or (--layer) of any one file."""
     from renderer.commands import schemas as command
 
-    return command.overlay_schema()
+    return command.overlay_schema(layer)
 
 
 def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -178,12 +220,7 @@ def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[s
     return tuple(dict.fromkeys(out))
 
 
-@main.group()
-def schemas() -> None:
-    """Output schemas used to validate rendered objects (kubeconform-compatible)."""
-
-
-@schemas.command("export")
+@schema.command("export")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-k", "--kubernetes-version", "versions", multiple=True, callback=_schema_versions,
               help="Write the default-registry layout for this version (repeatable; `master` allowed). "
@@ -201,6 +238,14 @@ def schemas_export(**options: Any) -> int:
     from renderer.requests import SchemasExportRequest
 
     return command.export(SchemasExportRequest(**options))
+
+
+@main.group(hidden=True)
+def schemas() -> None:
+    """Old spelling of `schema` (output schemas); kept for one release."""
+
+
+schemas.add_command(schemas_export, "export")
 
 
 @main.command("node-config")
@@ -257,6 +302,176 @@ def cmp_parameters() -> int:
     from renderer.commands import cmp as command
 
     return command.parameters()
+
+
+@main.command()
+@shared("path")
+@click.option("--all", "all_clusters", is_flag=True,
+              help="PATH is an overlay tree: diff every cluster, each against its own context.")
+@click.option("--snapshot", type=click.Path(exists=True, path_type=Path),
+              help="Live state from `kubectl get -o yaml|json` output (a file or a folder) instead of a cluster.")
+@click.option("--against", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Compare with a committed `render --out` folder instead of a cluster.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
+              help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
+@click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
+@click.option("--server-side", is_flag=True,
+              help="Compare with a server-side-apply dry run of each object (defaults and webhooks applied).")
+@click.option("--field-manager", help="Field manager for --server-side (default: cozy-render).")
+@click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
+              help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
+@click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]),
+              help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when there are differences (errors still exit >1).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for all requests to one cluster, retries included (default: 60).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
+@shared("variants", "root", "kubernetes_version")
+@runs
+def diff(**options: Any) -> int:
+    """Show what syncing the render of PATH would change on the live cluster (exit 0 none, 1 differences,
+    >1 error)."""
+    from renderer.diff import DiffRequest, run
+
+    # Unset options take DiffRequest's defaults: they are declared there only.
+    return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
+@main.command()
+@shared("path", "all_clusters")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one path per line (with --all: cluster<TAB>path); json: {clusters: [...]}.")
+@shared("variants", "root")
+@runs
+def inputs(**options: Any) -> int:
+    """Every repository file the render of PATH reads, relative to the repository root (for Argo CD's
+    manifest-generate-paths)."""
+    from renderer.commands import inputs as command
+    from renderer.requests import InputsRequest
+
+    return command.run(InputsRequest(**options))
+
+
+@main.command("ls")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete))
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]), default=None,
+              help="table or json (default: a table on a terminal, JSON otherwise).")
+@click.option("--sort", type=click.Choice(["name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors",
+                                           "warnings"]), default="name", show_default=True,
+              help="Column to sort by (counts sort largest first).")
+@click.option("--errors", "errors_only", is_flag=True,
+              help="Only clusters with errors (exit 1 when there are any).")
+@shared("variants", "root")
+@runs
+def ls(**options: Any) -> int:
+    """One row per cluster of the overlay tree at PATH: host OS, platform variant and version, GPU
+    route, Hubble mode, VLAN count, and error and warning counts from the rules."""
+    from renderer.commands import ls as command
+    from renderer.requests import LsRequest
+
+    return command.run(LsRequest(**options))
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--os", "host_os", type=click.Choice(["apt", "talos"]),
+              help="Host OS of the nodes: apt (Ubuntu/Debian) or talos.")
+@click.option("--gpu", type=click.Choice(["none", "default", "vgpu", "container"]),
+              help="GPU route: none, default (passthrough to VMs), vgpu (apt only), container (pods).  [default: none]")
+@click.option("--hubble", is_flag=True, help="Turn Hubble on (a patch on cozystack.networking).")
+@click.option("--vlan", "vlans", multiple=True, metavar="ID:UPLINK:NS[,NS...]",
+              help="An external VLAN for VMs in namespaces NS (repeatable), e.g. 100:eno2:tenant-example.")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path),
+              help="Overlay tree to write into (default: the working directory's tree).")
+@runs
+def init(name: str | None, host_os: str | None, gpu: str | None, hubble: bool, vlans: tuple[str, ...],
+         root: Path | None) -> int:
+    """Write a commented clusters/NAME/cluster.yaml that inherits the tree's bases, then render and
+    check it. Never overwrites. With no options on a terminal, asks."""
+    from renderer.commands import init as command
+    from renderer.requests import InitRequest
+
+    asked = host_os is None and gpu is None and not hubble and not vlans
+    if asked and _stdin_is_terminal():
+        name = name or click.prompt("Cluster name")
+        host_os = click.prompt("Host OS", type=click.Choice(["apt", "talos"]), default="apt")
+        gpus = ["none", "default", "container"] + (["vgpu"] if host_os == "apt" else [])
+        gpu = click.prompt("GPU route", type=click.Choice(gpus), default="none")
+        hubble = click.confirm("Hubble", default=False)
+        while True:
+            vlan = click.prompt("VLAN ID:UPLINK:NS (empty: done)", default="", show_default=False)
+            if not vlan:
+                break
+            vlans += (vlan,)
+    if name is None:
+        raise click.UsageError("NAME is required (or run init on a terminal with no options to be asked)")
+    if host_os is None:
+        raise click.UsageError("--os apt|talos is required (or run init on a terminal with no options to be asked)")
+    return command.run(InitRequest(name, host_os, gpu or "none", hubble, vlans, root))
+
+
+def _stdin_is_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, rule IDs, cluster folders)."""
+    from renderer.commands.completion import script
+
+    click.echo(script(shell), nl=False)
+
+
+# The examples every command's --help ends with (tests/test_cli_help.py checks that each has some).
+EXAMPLES: dict[str, list[str]] = {
+    "render": ["cozy-render render clusters/vgpu-apt-01", "cozy-render render . --all --out rendered/"],
+    "check": ["cozy-render check clusters/vgpu-apt-01", "cozy-render check . --all -o github"],
+    "explain": ["cozy-render explain clusters/vgpu-apt-01 gpu.variant",
+                "cozy-render explain clusters/vgpu-apt-01 --rendered Package/cozystack.cozystack-platform "
+                "/spec/components/platform/values/bundles/iaas/gpuOperatorVariant"],
+    "rules": ["cozy-render rules", "cozy-render rules GPU-05"],
+    "rules-doc": ["cozy-render rules-doc > docs/rules.md"],
+    "schema": ["cozy-render schema overlay --layer > overlay-layer.schema.json",
+               "cozy-render schema export schemas/"],
+    "schema overlay": ["cozy-render schema overlay --layer > .cozy/overlay-layer.schema.json"],
+    "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
+    "schemas": ["cozy-render schema export schemas/"],
+    "schemas export": ["cozy-render schema export schemas/"],
+    "node-config": ["cozy-render node-config clusters/vlan-apt-01", "cozy-render node-config . --all --out nodes/"],
+    "vm-snippet": ["cozy-render vm-snippet clusters/vlan-apt-01"],
+    "cmp": ["cozy-render cmp generate --path clusters/vgpu-apt-01"],
+    "cmp generate": ["ARGOCD_APP_PARAMETERS='[]' cozy-render cmp generate"],
+    "cmp parameters": ["cozy-render cmp parameters"],
+    "ls": ["cozy-render ls .", "cozy-render ls . --errors --sort warnings -o table"],
+    "init": ["cozy-render init edge-01 --os apt --gpu container --hubble",
+             "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example"],
+    "diff": ["cozy-render diff clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
+             "cozy-render diff clusters/vgpu-apt-01 --against rendered/vgpu-apt-01"],
+    # Commands other helpers add; applied only once they exist.
+    "effective": ["cozy-render effective clusters/vgpu-apt-01 -o table"],
+    "platforms": ["cozy-render platforms"],
+    "inputs": ["cozy-render inputs clusters/vgpu-apt-01", "cozy-render inputs . --all -o json"],
+    "completion": ['eval "$(cozy-render completion bash)"',
+                   "cozy-render completion fish > ~/.config/fish/completions/cozy-render.fish"],
+}
+
+
+def _add_examples(group: click.Group, prefix: str = "") -> None:
+    for name, command in group.commands.items():
+        examples = EXAMPLES.get(prefix + name)
+        if examples and not command.epilog:
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {e}" for e in examples)
+        if isinstance(command, click.Group):
+            _add_examples(command, f"{prefix}{name} ")
+
+
+_add_examples(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

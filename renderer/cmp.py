@@ -1,13 +1,53 @@
-"""Argo CD CMP adapter: parameters in, one YAML stream out. No printing, no exiting."""
+"""Argo CD CMP adapter: the request environment in, one YAML stream out. No printing, no exiting.
+
+What ``cmp generate`` reads, and nothing else (README "Argo CD"; reference: argo-cd
+reposerver/repository/repository.go ``getPluginEnvs``):
+
+- ``ARGOCD_APP_PARAMETERS``: the Application's plugin parameters (``vars``, ``strict``,
+  ``kubernetes-version``);
+- ``ARGOCD_ENV_strict`` and ``ARGOCD_ENV_kubernetes-version``: plugin ``env`` entries, which Argo CD
+  prefixes with ``ARGOCD_ENV_`` and passes with the name as written; the name is matched ignoring
+  case and ``-``/``_`` (``ARGOCD_ENV_KUBERNETES_VERSION`` works too). Set on the sidecar container
+  itself they are a fleet-wide default, since the request's entries come after the container's;
+- ``KUBE_VERSION``: the destination cluster's version, the default ``kubernetes-version``;
+- ``ARGOCD_APP_SOURCE_PATH``: to find the repository root.
+
+A parameter wins over an env entry, which wins over ``KUBE_VERSION``, which wins over the built-in
+default. All of them are part of Argo CD's manifest cache key (the app source with its plugin env
+and parameters, and the cluster version), so a render stays a pure function of that key.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from renderer import limits
-from renderer.errors import Finding, Location, RenderError, fail
+from renderer.codes import Code
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
+
+CODES: list[Code] = [
+    Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
+         "Plugin env entries `strict` (\"true\"/\"false\") and `kubernetes-version` (a bundled minor such as "
+         "\"1.31\") arrive as ARGOCD_ENV_strict and ARGOCD_ENV_kubernetes-version. Two spellings of one setting "
+         "with different values are refused as well. An empty value means unset.",
+         "argo-cd reposerver/repository/repository.go getPluginParamEnvs (ARGOCD_ENV_ prefix)"),
+    Code("CMP-KUBE-VERSION", WARNING, "KUBE_VERSION has no bundled schemas; the nearest bundled minor is used",
+         "KUBE_VERSION (the destination cluster's version) picks the core-kind schemas when no parameter or env "
+         "entry does. A version newer than the newest bundled minor is validated with the newest, an older one "
+         "with the oldest, an unparseable one with the default; the render goes on. Set the kubernetes-version "
+         "parameter to silence it. strict does not turn this notice into a failure: it is about the "
+         "schemas cozy-render ships, not about the overlay.",
+         "argo-cd reposerver/repository/repository.go getPluginEnvs (KUBE_VERSION, k8sversion.ParseGeneric)"),
+]
+
+ENV_PREFIX = "ARGOCD_ENV_"
+# Plugin env entries read: strict and kubernetes-version. `vars` stays a parameter (a map has no env form).
+_KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
+
 
 PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
 
@@ -103,30 +143,142 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     return params
 
 
-def repository_root(app_dir: Path, source_path: str) -> Path | None:
-    """The checkout Argo CD unpacked: the working directory minus ARGOCD_APP_SOURCE_PATH.
+class Settings(NamedTuple):
+    """What one ``cmp generate`` request asks for, after precedence is applied."""
 
-    Argo CD may leave .git out of the tarball (a recommended speed-up), so the usual root detection
-    can miss; this is exact. None when the working directory does not end with the source path.
+    vars: dict[str, str] | None
+    strict: bool
+    kubernetes_version: str | None  # None: the built-in default
+    notices: list[Finding]  # CMP-KUBE-VERSION, printed on stderr; never fail the render
+
+
+def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
+    """The value of plugin env entry ``name`` (any case, ``-`` or ``_``); empty means unset."""
+    want = name.upper().replace("-", "_")
+    found = {key: value for key, value in environ.items()
+             if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX):].upper().replace("-", "_") == want
+             and value != ""}
+    if len(set(found.values())) > 1:
+        spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(found.items()))
+        raise fail("CMP-ENV", f"conflicting plugin env entries for {name}: {spelled}")
+    return next(iter(found.values()), None)
+
+
+def kube_version_default(value: str) -> tuple[str | None, list[Finding]]:
+    """The schema version for ``KUBE_VERSION`` (e.g. ``1.33.4``): its minor, or the nearest bundled one."""
+    from renderer.schemas.catalog import DEFAULT_KUBERNETES_VERSION, bundled_versions
+
+    if not value.strip():
+        return None, []
+    match = _KUBE_VERSION_RE.match(value)
+    bundled = bundled_versions()
+    if match is None:
+        return None, [Finding("CMP-KUBE-VERSION", f"KUBE_VERSION {value!r} is not a Kubernetes version; "
+                              f"validating with the default {_minor(DEFAULT_KUBERNETES_VERSION)}",
+                              severity=WARNING)]
+    wanted = (int(match.group(1)), int(match.group(2)))
+    minors = [tuple(int(p) for p in v.split(".")[:2]) for v in bundled]
+    if wanted in minors:
+        return f"{wanted[0]}.{wanted[1]}", []
+    nearest = minors[-1] if wanted > minors[-1] else minors[0]
+    side = "newest" if wanted > minors[-1] else "oldest"
+    chosen = f"{nearest[0]}.{nearest[1]}"
+    return chosen, [Finding("CMP-KUBE-VERSION",
+                            f"KUBE_VERSION {value} has no bundled schemas (bundled {_minor(bundled[0])}-"
+                            f"{_minor(bundled[-1])}); validating with the {side}, {chosen}", severity=WARNING)]
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def settings(parameters: str, environ: Mapping[str, str], kube_version: str = "") -> Settings:
+    """``parameters`` (ARGOCD_APP_PARAMETERS), then the ``ARGOCD_ENV_*`` entries of ``environ``, then
+    ``kube_version`` (KUBE_VERSION); see the module docstring."""
+    params = parse_parameters(parameters)
+    strict_env = _env_setting(environ, "strict")
+    if strict_env is not None and strict_env not in ("true", "false"):
+        raise fail("CMP-ENV", f"plugin env strict must be \"true\" or \"false\", got {strict_env!r}")
+    strict = params.get("strict", strict_env) == "true"
+    notices: list[Finding] = []
+    version = params.get("kubernetes-version") or None
+    if version is None:
+        version = _env_setting(environ, "kubernetes-version")
+        if version is not None:
+            from renderer.schemas.catalog import normalize_kubernetes_version
+
+            try:
+                normalize_kubernetes_version(version)
+            except ValueError as exc:
+                raise fail("CMP-ENV", f"plugin env kubernetes-version: {exc}") from None
+    if version is None:
+        version, notices = kube_version_default(kube_version)
+    return Settings(params.get("vars") or None, strict, version, notices)
+
+
+class Checkout(NamedTuple):
+    """What the cmp-server unpacked for this request."""
+
+    root: Path  # the unpacked folder: the boundary inherits and manifests paths must stay inside
+    prefix: str  # that folder's path inside the repository: "" unless Argo CD sent only a sub-tree
+
+
+# argocd-cmp-server unpacks each request into <ARGOCD_CMP_WORKDIR or $TMPDIR>/_cmp_server/<random>/
+# (argo-cd common/common.go DefaultCMPWorkDirName, cmpserver/plugin/plugin.go getTempDirMustCleanup).
+CMP_WORK_DIR_NAME = "_cmp_server"
+
+
+def checkout(app_dir: Path, source_path: str) -> Checkout | None:
+    """The checkout Argo CD unpacked, from the working directory and ARGOCD_APP_SOURCE_PATH.
+
+    Usually the working directory minus the source path. With the repo-server's
+    ``--plugin-use-manifest-generate-paths`` the tarball holds only the common root of the
+    Application's manifest-generate-paths (``overlays/`` for the shipped ApplicationSet), so the
+    working directory is ``.../_cmp_server/<id>/clusters/c1`` for source path
+    ``overlays/clusters/c1``: the unpacked folder is then the one below ``_cmp_server`` and its path
+    in the repository is what the source path has left over (``overlays``). Argo CD may leave .git
+    out of the tarball, so ordinary root detection can miss; this is exact. None when neither fits.
     """
     parts = [p for p in Path(source_path).parts if p not in ("", ".", "/")]
     if not parts or ".." in parts:
         return None
-    app = app_dir.absolute()
-    if tuple(app.parts[-len(parts):]) != tuple(parts):
-        return None
-    return Path(*app.parts[:-len(parts)])
+    app = app_dir.absolute().parts
+    if tuple(app[-len(parts):]) == tuple(parts):
+        return Checkout(Path(*app[:-len(parts)]), "")
+    for i in range(len(app) - 2, -1, -1):
+        if app[i] == CMP_WORK_DIR_NAME:
+            inside = app[i + 2:]
+            if inside and len(inside) < len(parts) and tuple(parts[-len(inside):]) == tuple(inside):
+                return Checkout(Path(*app[:i + 2]), "/".join(parts[:-len(inside)]))
+            break
+    return None
 
 
-def render_for_argocd(path: Path, params: dict[str, Any], root: Path | None = None) \
+def repository_root(app_dir: Path, source_path: str) -> Path | None:
+    """The unpacked folder of ``checkout``, or None."""
+    found = checkout(app_dir, source_path)
+    return found.root if found else None
+
+
+def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None = None) \
         -> tuple[str, list[Finding], list[Path]]:
+    """Render for the cmp-server. Paths in every message are relative to the repository root, the
+    same on every sidecar and in the user's checkout (not the server's temporary folder)."""
     from renderer import output
-    from renderer.pipeline import render_many
+    from renderer.overlay import find_cluster_file, find_root
+    from renderer.pipeline import render
+    from renderer.yamlio import display_relative_to
 
-    (result,), warnings = render_many([path], root=root, strict=params.get("strict") == "true",
-                                      extra_vars=params.get("vars") or None,
-                                      kubernetes_version=params.get("kubernetes-version") or None)
+    root = unpacked.root if unpacked else None
+    base = root or find_root(find_cluster_file(path).absolute())
+    with display_relative_to(base, unpacked.prefix if unpacked else ""):
+        result = render(path, root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version)
+    warnings = [f for f in result.findings if f.severity != ERROR]
+    if request.strict and warnings:
+        # The sync fails on these, so they are errors here; the message says why.
+        raise RenderError([f._replace(severity=ERROR, message=f"{f.message} (strict: warnings fail the sync)")
+                           for f in warnings])
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")
-    return output.to_yaml(result.manifests), warnings, result.inputs
+    return output.to_yaml(result.manifests), request.notices + warnings, result.inputs

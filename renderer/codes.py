@@ -20,8 +20,10 @@ FAMILIES = {
     "VLAN": "Contradictions inside the vlans: list",
     "SCHEMA": "Output schema validation",
     "CMP": "Argo CD Config Management Plugin",
+    "FLUX": "Flux committed output",
     "OUT": "Output folders (--out)",
     "CLI": "Command-line usage",
+    "DIFF": "Diff against the live state",
 }
 
 
@@ -137,7 +139,8 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.output_codes",)
+CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.flux", "renderer.commands.init",
+                                 "renderer.output_codes")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

@@ -53,7 +53,8 @@ class _Emitting:
         self.plan = plan
         self.overlay = plan.overlay
         # The plan stays as resolve left it: emit merges `packages:` entries into copies.
-        self.objects = [Emitted(copy_tree(e.obj), e.source, list(e.origins), e.role, e.locs) for e in plan.objects]
+        self.objects = [Emitted(copy_tree(e.obj), e.source, list(e.origins), e.role, e.locs, list(e.derived))
+                        for e in plan.objects]
         self.inputs = list(plan.inputs)
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
@@ -93,7 +94,10 @@ def _emit_platform(ctx: _Emitting) -> None:
         (("spec", "variant"), ("platform", "variant")),
         (("spec", "components", "platform", "values"), ("platform", "values")),
         (("spec",), ("platform",)),
-    ], role="platform")
+    ], role="platform").derived = [d._replace(prefix=PLATFORM_VALUES + d.prefix) for d in ctx.plan.derived]
+
+
+PLATFORM_VALUES = ("spec", "components", "platform", "values")
 
 
 _PACKAGE_ENVELOPE = ("apiVersion", "kind", "metadata")
@@ -144,7 +148,9 @@ def _emit_manifests(ctx: _Emitting) -> None:
             _check_object(entry, where)
             ctx.add(copy_tree(entry), where, [((), ("manifests", i))], role="manifest")
             continue
-        declared_in = Path(where.path).resolve().parent if where else overlay.cluster_file.parent
+        # where.path is a display string (relative to the cwd or, in cmp generate, to the repository root)
+        layer = next((p for p in overlay.layers if where and display_path(p) == where.path), overlay.cluster_file)
+        declared_in = layer.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
         ctx.inputs.append(file)
         display = display_path(file)

@@ -5,7 +5,9 @@
 
 Artefacts: the variants bundle (``renderer/_generated/variants.json`` from ``variants/``), the overlay
 validator (``renderer/_generated/overlay_validator.py`` from ``renderer/data/overlay.schema.json``),
-the output-schema data and validators (``renderer/schemas/data/crd-schemas/``,
+the published layer schema (``renderer/data/overlay-layer.schema.json``) and the overlay reference
+page generated from it (``docs/overlay-reference.md``), the output-schema data and validators
+(``renderer/schemas/data/crd-schemas/``,
 ``renderer/_generated/schema_validators/``; ``python -m renderer.schemas.build --kubernetes-validate
 WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
 """
@@ -38,6 +40,18 @@ def _overlay_validator() -> tuple[Files, Owned]:
     return {GENERATED: generated_source().encode()}, ()
 
 
+def _layer_schema() -> tuple[Files, Owned]:
+    from renderer.overlay_schema import LAYER_SCHEMA_FILE, layer_schema_source
+
+    return {LAYER_SCHEMA_FILE: layer_schema_source().encode()}, ()
+
+
+def _overlay_reference() -> tuple[Files, Owned]:
+    from renderer.docs_reference import REFERENCE_PAGE, markdown
+
+    return {REFERENCE_PAGE: markdown().encode()}, ()
+
+
 def _output_schemas() -> tuple[Files, Owned]:
     from renderer.schemas.build import OWNED, expected_files
 
@@ -53,6 +67,8 @@ def _rules_page() -> tuple[Files, Owned]:
 GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "variants bundle": _variants,
     "overlay validator": _overlay_validator,
+    "overlay layer schema": _layer_schema,
+    "overlay reference": _overlay_reference,
     "output schemas": _output_schemas,
     "rules page": _rules_page,
 }

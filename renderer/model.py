@@ -3,7 +3,7 @@ where its parts came from. Shared by resolve, emit and check; imports no stage."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from renderer.errors import Location
 from renderer.overlay import Overlay
@@ -36,22 +36,44 @@ PATCH_ANNOTATIONS = {
 }
 
 
+class Derived(NamedTuple):
+    """A part of an object a feature derived rather than copied from the overlay (``cozy-render explain
+    --rendered`` reads these; nothing in render does).
+
+    ``prefix`` is the path inside the object; ``route`` the overlay key whose value chose the route
+    (``gpu.variant``); ``variant_file`` the variant data file (relative to ``variants/``) the part
+    was copied from, with ``variant_path`` the ``(document index, *path)`` of ``prefix`` in it.
+    Positions in variant files are looked up only when explain needs them; ``copied_from`` names the
+    overlay key a forwarded part was copied from.
+    """
+
+    prefix: Path_
+    feature: str
+    route: Path_ | None
+    variant_file: str | None = None
+    variant_path: Path_ = ()
+    note: str = ""
+    copied_from: Path_ | None = None  # the overlay path the part was copied from (a forwarded key)
+
+
 class Emitted:
     """One rendered object and where its parts came from in the overlay.
 
     ``origins`` maps a path prefix inside the object to a path prefix in the merged overlay, so a
     problem found at ``spec.components.x.enabled`` can be reported at the overlay line that set it.
-    ``locs`` holds positions inside a manifest file the object was read from.
+    ``locs`` holds positions inside a manifest file the object was read from; ``derived`` the parts
+    a feature derived (``Derived``).
     """
 
     def __init__(self, obj: dict[str, Any], source: Location | None,
                  origins: list[tuple[Path_, Path_]] | None = None, role: str = "manifest",
-                 locs: Locations | None = None) -> None:
+                 locs: Locations | None = None, derived: list[Derived] | None = None) -> None:
         self.obj = obj
         self.source = source
         self.origins = origins or []
         self.role = role
         self.locs = locs
+        self.derived = derived or []
 
     def __repr__(self) -> str:
         return f"Emitted({self.ref()}, role={self.role})"

@@ -35,7 +35,10 @@ def to_yaml(objects: list[dict[str, Any]]) -> str:
 
 
 def to_json(objects: list[dict[str, Any]]) -> str:
-    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
+    """A ``v1`` ``List``: what ``kubectl apply -f -`` and ``kubectl get -o json`` use for several
+    objects (a bare JSON array is refused by kubectl). ``--out`` folders and ``cmp generate`` never
+    use it: Argo CD does not unpack ``kind: List`` (gitops-engine ``kube.SplitYAMLToString``)."""
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2, ensure_ascii=False) + "\n"
 
 
 _UNSAFE = re.compile(r"[^a-z0-9.\-]+")

@@ -34,6 +34,43 @@ def _without_required(node: Any) -> Any:
 
 
 GENERATED = Path(__file__).parent / "_generated" / "overlay_validator.py"
+# The published schema of one layer file (a base or a cluster file), for editors: generated from
+# SCHEMA_FILE by ``python -m renderer.generate``, shipped in the wheel next to it.
+LAYER_SCHEMA_FILE = Path(__file__).parent / "data" / "overlay-layer.schema.json"
+LAYER_ID = "https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json"
+
+
+def layer_schema() -> dict[str, Any]:
+    """What any one overlay file may hold: the overlay schema with nothing required (a base is
+    partial; the merged overlay is checked against the full schema), and every list key also
+    spelled ``key+`` (append to the inherited list)."""
+
+    def with_appends(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: with_appends(v) for k, v in node.items()}
+            props = out.get("properties")
+            if isinstance(props, dict) and out.get("additionalProperties") is False:
+                for key, sub in list(props.items()):
+                    if isinstance(sub, dict) and sub.get("type") == "array":
+                        appended = dict(sub)
+                        appended["description"] = f"Appended to the inherited {key} list. " + sub.get("description", "")
+                        props[key + "+"] = appended
+            return out
+        if isinstance(node, list):
+            return [with_appends(v) for v in node]
+        return node
+
+    layer: dict[str, Any] = with_appends(_without_required(schema()))
+    layer["$id"] = LAYER_ID
+    layer["title"] = "cozy-render ClusterOverlay layer (one file)"
+    layer["description"] = ("One overlay file, a shared base or a cluster's cluster.yaml: nothing is required "
+                            "here; the merged overlay must hold apiVersion, kind, metadata, host and platform. "
+                            "`key+` appends to an inherited list; `key: null` deletes an inherited key.")
+    return layer
+
+
+def layer_schema_source() -> str:
+    return json.dumps(layer_schema(), indent=2) + "\n"
 
 
 def generated_source() -> str:

@@ -31,6 +31,7 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
     from renderer.rules import run_rules
     from renderer.schemas import check_objects
 
+    refuse_tree(path)
     overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(resolve(overlay, Variants(variants)))
     # output schemas (renderer.schemas): kubeconform-compatible, offline
@@ -74,6 +75,17 @@ def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
     if not found:
         raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
     return found
+
+
+def refuse_tree(path: Path) -> None:
+    """A folder holding clusters/ is an overlay tree, not a cluster: say how to render all of it."""
+    if path.is_dir() and not (path / "cluster.yaml").exists() and (path / "clusters").is_dir():
+        from renderer.yamlio import display_path
+
+        raise RenderError([Finding("OVL-PATH", f"no overlay at {display_path(path)}: it is an overlay tree "
+                                               f"(it holds clusters/); render every cluster with --all, or one with "
+                                               f"{display_path(path / 'clusters')}/NAME",
+                                   Location(display_path(path)))])
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:

@@ -27,6 +27,8 @@ class RenderRequest(NamedTuple):
     strict: bool = False
     kubernetes_version: str | None = None
     validator: str = "auto"
+    annotate: bool = False  # a trailing `# file:line` on each value (renderer.provenance)
+    verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
 
 
 class CheckRequest(NamedTuple):
@@ -38,28 +40,66 @@ class CheckRequest(NamedTuple):
     strict: bool = False
     kubernetes_version: str | None = None
     validator: str = "auto"
+    verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
 
 
 class CmpGenerateRequest(NamedTuple):
-    """What argocd-cmp-server hands the plugin: a working directory and environment variables."""
+    """What argocd-cmp-server hands the plugin: a working directory and environment variables
+    (which of them count, and which wins: ``renderer.cmp``)."""
 
     path: Path = Path(".")
     parameters: str = ""  # ARGOCD_APP_PARAMETERS, raw JSON
     source_path: str = ""  # ARGOCD_APP_SOURCE_PATH, to find the repository root without .git
+    plugin_env: tuple[tuple[str, str], ...] = ()  # every ARGOCD_ENV_* variable (plugin env entries), sorted
+    kube_version: str = ""  # KUBE_VERSION: the destination cluster's version, the default schema version
 
     @classmethod
     def from_environment(cls, path: Path = Path(".")) -> CmpGenerateRequest:
-        return cls(path, os.environ.get("ARGOCD_APP_PARAMETERS", ""), os.environ.get("ARGOCD_APP_SOURCE_PATH", ""))
+        env = os.environ
+        plugin_env = tuple(sorted((k, v) for k, v in env.items() if k.startswith("ARGOCD_ENV_")))
+        return cls(path, env.get("ARGOCD_APP_PARAMETERS", ""), env.get("ARGOCD_APP_SOURCE_PATH", ""), plugin_env,
+                   env.get("KUBE_VERSION", ""))
+
+
+class InputsRequest(NamedTuple):
+    path: Path
+    all_clusters: bool = False
+    fmt: str = "text"
+    variants: Path | None = None
+    root: Path | None = None
 
 
 class ExplainRequest(NamedTuple):
     path: Path
-    key: str | None = None
+    key: str | None = None  # a dotted overlay key; with rendered: KIND/NAME (or a JSON pointer)
+    root: Path | None = None
+    pointer: str | None = None  # with rendered: a JSON pointer inside the object
+    rendered: bool = False
+    fmt: str = "text"
+    variants: Path | None = None
+
+
+class InitRequest(NamedTuple):
+    name: str
+    os: str
+    gpu: str = "none"
+    hubble: bool = False
+    vlans: tuple[str, ...] = ()  # ID:UPLINK:NAMESPACE[,NAMESPACE...]
+    root: Path | None = None
+
+
+class LsRequest(NamedTuple):
+    path: Path
+    fmt: str | None = None  # None: a table on a terminal, JSON otherwise
+    sort: str = "name"
+    errors_only: bool = False
+    variants: Path | None = None
     root: Path | None = None
 
 
 class RulesRequest(NamedTuple):
     code: str | None = None
+    fmt: str = "text"
 
 
 class NodeConfigRequest(NamedTuple):

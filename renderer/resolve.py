@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.errors import Finding, Location
-from renderer.model import Emitted
+from renderer.model import Derived, Emitted
 from renderer.overlay import Overlay
 from renderer.platform import PlatformFacts
 from renderer.tree import copy_tree
@@ -33,6 +33,7 @@ class Plan(NamedTuple):
     objects: tuple[Emitted, ...]  # contributed by features, in feature order
     findings: tuple[Finding, ...]
     inputs: tuple[Path, ...]  # every repository file read so far
+    derived: tuple[Derived, ...] = ()  # platform values features set (prefix: a path in platform_values)
 
 
 def resolve(overlay: Overlay, variants: Variants) -> Plan:
@@ -48,7 +49,7 @@ def resolve(overlay: Overlay, variants: Variants) -> Plan:
     _merge_package_lists(values, ctx.enabled_packages, ctx.disabled_packages)
     return Plan(overlay, variants, variant, values, PlatformFacts(catalogue, variant, values),
                 dict(ctx.enabled_packages), dict(ctx.disabled_packages), tuple(ctx.objects), tuple(ctx.findings),
-                tuple(ctx.inputs))
+                tuple(ctx.inputs), tuple(ctx.derived))
 
 
 def _merge_package_lists(values: dict[str, Any], enabled: dict[str, Location | None],

@@ -12,7 +12,9 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -473,10 +475,37 @@ def dump_one(obj: dict[str, Any]) -> str:
     return dump_stream([obj])
 
 
-def display_path(path: Path, base: Path | None = None) -> str:
-    """Path as shown in messages: relative to the working directory when it lies below it."""
-    base = base or Path.cwd()
+_DISPLAY_BASE: ContextVar[tuple[Path, str] | None] = ContextVar("display_base", default=None)
+
+
+@contextmanager
+def display_relative_to(base: Path, prefix: str = "") -> Iterator[None]:
+    """Within the block, messages show paths below ``base`` relative to it, after ``prefix`` (the
+    base's own path in the repository, when it is a sub-tree). ``cmp generate`` uses the repository
+    root, so a finding reads ``overlays/base/cluster.yaml:7:1`` instead of the cmp-server's temporary
+    ``/tmp/_cmp_server/<id>/overlays/base/cluster.yaml``."""
+    token = _DISPLAY_BASE.set((Path(os.path.abspath(base)), prefix.strip("/")))
     try:
-        return os.path.relpath(path, base) if str(path).startswith(str(base)) else str(path)
-    except ValueError:
-        return str(path)
+        yield
+    finally:
+        _DISPLAY_BASE.reset(token)
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """Path as shown in messages: relative to ``base``, else to the ``display_relative_to`` base, else
+    to the working directory (``../../base/cluster.yaml`` from a cluster folder). A path that shares
+    no folder with the base but the filesystem root is shown absolute: ``../../../opt/x`` helps nobody.
+    """
+    prefix = ""
+    if base is None:
+        scoped = _DISPLAY_BASE.get()
+        base, prefix = scoped if scoped else (Path.cwd(), "")
+    target = os.path.abspath(path)
+    start = os.path.abspath(base)
+    try:
+        if os.path.commonpath([target, start]) in (os.sep, ""):
+            return target
+        relative = Path(os.path.relpath(target, start)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return target
+    return f"{prefix}/{relative}" if prefix and not relative.startswith("..") else relative

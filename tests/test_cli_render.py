@@ -45,7 +45,16 @@ def test_json_output_is_the_same_objects(cli) -> None:
     _, yaml_out, _ = cli("render", SAMPLE)
     code, json_out, _ = cli("render", SAMPLE, "-o", "json")
     assert code == 0
-    assert json.loads(json_out) == list(YAML(typ="safe").load_all(yaml_out))
+    listed = json.loads(json_out)
+    assert (listed["apiVersion"], listed["kind"], list(listed)) == ("v1", "List", ["apiVersion", "kind", "items"])
+    assert listed["items"] == list(YAML(typ="safe").load_all(yaml_out))
+
+
+def test_output_format_and_out_are_a_usage_error(cli, tmp_path: Path) -> None:
+    for fmt in ("json", "yaml"):
+        code, stdout, err = cli("render", SAMPLE, "-o", fmt, "--out", str(tmp_path / "out"))
+        assert (code, stdout) == (2, "") and "-o/--output picks the stdout format" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_out_writes_a_kustomize_directory(cli, tmp_path: Path) -> None:

@@ -30,10 +30,12 @@ def test_generate_prints_only_manifests() -> None:
     assert not any(d.get("kind") == "List" for d in docs)
 
 
-def test_generate_does_not_depend_on_argocd_build_env() -> None:
+def test_generate_does_not_depend_on_the_other_build_variables() -> None:
+    """Only the parameters, the settings' env entries and KUBE_VERSION (which picks schemas, not objects) count."""
     plain = run(APP).stdout
     noisy = run(APP, {"ARGOCD_APP_NAME": "x", "ARGOCD_APP_REVISION": "deadbeef", "KUBE_VERSION": "1.30.0",
-                      "ARGOCD_APP_NAMESPACE": "somewhere"}).stdout
+                      "ARGOCD_APP_NAMESPACE": "somewhere", "KUBE_API_VERSIONS": "v1,apps/v1",
+                      "ARGOCD_ENV_unrelated": "x"}).stdout
     assert plain == noisy
 
 
@@ -103,6 +105,36 @@ def test_repository_root_needs_a_matching_source_path() -> None:
     assert repository_root(Path("/tmp/x/a/b"), "") is None
 
 
+def test_checkout_of_a_sub_tree_sent_with_manifest_generate_paths() -> None:
+    """--plugin-use-manifest-generate-paths: the tarball is the annotation paths' common root only."""
+    from renderer.cmp import Checkout, checkout
+
+    server = Path("/tmp/_cmp_server/0f3c")
+    assert checkout(server / "overlays/clusters/c1", "overlays/clusters/c1") == Checkout(server, "")
+    assert checkout(server / "clusters/c1", "overlays/clusters/c1") == Checkout(server, "overlays")
+    assert checkout(server / "c1", "fleet/overlays/c1") == Checkout(server, "fleet/overlays")
+    assert checkout(server / "clusters/c2", "overlays/clusters/c1") is None  # not this Application's path
+    assert checkout(Path("/tmp/elsewhere/clusters/c1"), "overlays/clusters/c1") is None  # not a cmp-server dir
+
+
+def test_sub_tree_checkout_renders_with_repository_paths(tmp_path: Path) -> None:
+    """The shipped ApplicationSet's annotation has common root overlays/: that is all the sidecar gets."""
+    import shutil
+
+    server = tmp_path / "_cmp_server" / "5e1d"
+    shutil.copytree(OVERLAYS, server)  # the contents of overlays/, at the top; no .git
+    app = server / "clusters" / "gpu-apt-01"
+    env = _cmp_server_env(app, "overlays/clusters/gpu-apt-01")
+    proc = run(app, env)
+    assert proc.returncode == 0, proc.stderr
+    assert "overlays/clusters/gpu-apt-01/cluster.yaml:20:3: warning[PLT-11]" in proc.stderr
+    assert proc.stdout == run(APP).stdout
+    base = server / "base" / "cluster.yaml"
+    base.write_text(base.read_text() + "platform: {variant: 7}\n")
+    broken = run(app, env)
+    assert broken.returncode == 3 and broken.stderr.startswith("overlays/base/cluster.yaml:"), broken.stderr
+
+
 def _cmp_server_env(app: Path, source_path: str) -> dict[str, str]:
     """The request environment argocd-cmp-server adds for an Application with no plugin parameters
     (reposerver/repository/repository.go newEnv + getPluginParamEnvs): the empty parameter list is
@@ -148,3 +180,124 @@ def test_null_empty_and_unset_parameters_mean_none() -> None:
         assert proc.returncode == 0, (value, proc.stderr)
         outputs.add(proc.stdout)
     assert len(outputs) == 1
+
+
+# --- the environment as Argo CD sends it (issue 11, Argo 2) ------------------------------------------------
+
+def _settings(env: dict[str, str]):
+    """The settings of a request whose environment is ``env`` (as CmpGenerateRequest.from_environment reads it)."""
+    from renderer.cmp import settings
+
+    plugin_env = {k: v for k, v in env.items() if k.startswith("ARGOCD_ENV_")}
+    return settings(env.get("ARGOCD_APP_PARAMETERS", ""), plugin_env, env.get("KUBE_VERSION", ""))
+
+
+def test_kube_version_is_the_default_kubernetes_version() -> None:
+    assert _settings({"KUBE_VERSION": "1.31.7"}).kubernetes_version == "1.31"
+    assert _settings({"KUBE_VERSION": "v1.29.2-eks-4f4795d"}).kubernetes_version == "1.29"
+    assert _settings({"KUBE_VERSION": ""}).kubernetes_version is None  # unknown cluster version: built-in default
+    assert _settings({}).kubernetes_version is None
+
+
+def test_kube_version_outside_the_bundled_range_uses_the_nearest_minor() -> None:
+    from renderer.schemas.catalog import bundled_versions
+
+    newest, oldest = bundled_versions()[-1].rsplit(".", 1)[0], bundled_versions()[0].rsplit(".", 1)[0]
+    new = _settings({"KUBE_VERSION": "1.99.0"})
+    assert new.kubernetes_version == newest
+    assert [f.format() for f in new.notices] == [
+        f"warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.0 has no bundled schemas (bundled {oldest}-{newest}); "
+        f"validating with the newest, {newest}"]
+    assert _settings({"KUBE_VERSION": "1.10.3"}).kubernetes_version == oldest
+    garbage = _settings({"KUBE_VERSION": "banana"})
+    assert garbage.kubernetes_version is None and garbage.notices[0].code == "CMP-KUBE-VERSION"
+
+
+def test_precedence_parameter_then_env_entry_then_kube_version() -> None:
+    param = json.dumps([{"name": "kubernetes-version", "string": "1.30"}, {"name": "strict", "string": "false"}])
+    env = {"ARGOCD_ENV_kubernetes-version": "1.28", "ARGOCD_ENV_strict": "true", "KUBE_VERSION": "1.33.4"}
+    assert _settings({**env, "ARGOCD_APP_PARAMETERS": param})[1:3] == (False, "1.30")
+    assert _settings(env)[1:3] == (True, "1.28")
+    assert _settings({"KUBE_VERSION": "1.33.4"})[1:3] == (False, "1.33")
+    # upper-case snake spelling; an empty entry (Argo CD >= 3.0 passes them) is unset
+    assert _settings({"ARGOCD_ENV_KUBERNETES_VERSION": "1.27", "ARGOCD_ENV_STRICT": ""})[1:3] == (False, "1.27")
+
+
+def test_bad_env_entries_are_refused() -> None:
+    import pytest
+
+    from renderer.errors import RenderError
+
+    for env, message in [
+        ({"ARGOCD_ENV_strict": "yes"}, "error[CMP-ENV]: plugin env strict must be \"true\" or \"false\", got 'yes'"),
+        ({"ARGOCD_ENV_kubernetes-version": "1.2"}, "error[CMP-ENV]: plugin env kubernetes-version: no bundled"),
+        ({"ARGOCD_ENV_strict": "true", "ARGOCD_ENV_STRICT": "false"},
+         "error[CMP-ENV]: conflicting plugin env entries for strict: ARGOCD_ENV_STRICT='false', "
+         "ARGOCD_ENV_strict='true'"),
+    ]:
+        with pytest.raises(RenderError) as exc:
+            _settings(env)
+        assert str(exc.value).startswith(message)
+
+
+def test_env_entry_strict_fails_the_sync_with_errors() -> None:
+    proc = run(APP, {"ARGOCD_ENV_strict": "true"})
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert "error[PLT-11]: cozystack.metallb is co-managed" in proc.stderr
+    assert "(strict: warnings fail the sync)" in proc.stderr and "warning[" not in proc.stderr
+    relaxed = run(APP, {"ARGOCD_ENV_strict": "true", "ARGOCD_APP_PARAMETERS": json.dumps(
+        [{"name": "strict", "string": "false"}])})
+    assert relaxed.returncode == 0 and "warning[PLT-11]" in relaxed.stderr
+
+
+def test_kube_version_notice_on_stderr_and_render_goes_on() -> None:
+    proc = run(APP, {"KUBE_VERSION": "1.99.1"})
+    assert proc.returncode == 0 and proc.stdout == run(APP).stdout
+    assert "warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.1 has no bundled schemas" in proc.stderr
+
+
+def test_kube_version_picks_the_schemas(tmp_path: Path) -> None:
+    """A field only newer Kubernetes has, with a wrong type: refused with KUBE_VERSION 1.33, unknown (so
+    accepted, as kubeconform without -strict does) with 1.25."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo)
+    (repo / ".git").mkdir()
+    (repo / "extra" / "namespace.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: tenant-example}\n"
+        "spec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      containers: [{name: c, image: x, resizePolicy: not-a-list}]\n")
+    app = repo / "clusters" / "gpu-apt-01"
+    new = run(app, {"KUBE_VERSION": "1.33.4"})
+    old = run(app, {"KUBE_VERSION": "1.25.16"})
+    assert old.returncode == 0, old.stderr
+    assert new.returncode == 3 and "error[SCHEMA]" in new.stderr and "resizePolicy" in new.stderr
+
+
+# --- paths users can read (issue 11, Argo 3) ---------------------------------------------------------------
+
+def test_messages_name_paths_relative_to_the_repository_root(tmp_path: Path) -> None:
+    """In the cmp-server the working directory is <tmp>/_cmp_server/<id>/<source path>: a base layer's
+    error must read overlays/base/cluster.yaml:L:C, not the server's temporary path."""
+    import shutil
+
+    server_tmp = tmp_path / "_cmp_server" / "6f1c2a"
+    shutil.copytree(OVERLAYS, server_tmp / "overlays")
+    base = server_tmp / "overlays" / "base" / "cluster.yaml"
+    base.write_text(base.read_text() + "platform: {variant: 7}\n")
+    app = server_tmp / "overlays" / "clusters" / "gpu-apt-01"
+    proc = run(app, _cmp_server_env(app, "overlays/clusters/gpu-apt-01"))
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert proc.stderr.startswith("overlays/base/cluster.yaml:"), proc.stderr
+    assert str(tmp_path) not in proc.stderr and "_cmp_server" not in proc.stderr
+    # with the base fixed, the warning of a sync that works names the cluster file from the root too
+    shutil.copy(OVERLAYS / "base" / "cluster.yaml", base)
+    clean = run(app, _cmp_server_env(app, "overlays/clusters/gpu-apt-01"))
+    assert clean.returncode == 0 and "overlays/clusters/gpu-apt-01/cluster.yaml:20:3: warning[PLT-11]" in clean.stderr
+
+
+def test_local_messages_are_relative_to_the_working_directory() -> None:
+    proc = subprocess.run([sys.executable, "-m", "renderer", "render", "."], cwd=APP, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0 and proc.stderr.startswith("cluster.yaml:20:3: warning[PLT-11]"), proc.stderr

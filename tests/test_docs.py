@@ -23,7 +23,7 @@ def test_every_docs_yaml_parses() -> None:
 
 
 def test_plugin_yaml_runs_our_cmp_commands(cli) -> None:
-    (plugin,) = load_all(DOCS / "argocd" / "plugin.yaml")
+    (plugin,) = load_all(DOCS / "argocd" / "install" / "plugin.yaml")
     assert plugin["kind"] == "ConfigManagementPlugin"
     assert plugin["spec"]["generate"]["command"] == ["cozy-render", "cmp", "generate"]
     command = plugin["spec"]["parameters"]["dynamic"]["command"]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -51,3 +55,36 @@ def test_stale_files(tmp_path: Path) -> None:
     (tmp_path / "o" / "a.yaml").write_text("x")
     assert output.stale_files(tmp_path / "o", {**files, "c.yaml": "3\n"}) == [
         f"{tmp_path / 'o' / 'a.yaml'}: out of date", f"{tmp_path / 'o' / 'c.yaml'}: missing"]
+
+
+def test_json_is_a_v1_list() -> None:
+    assert json.loads(output.to_json([CM, PKG])) == {"apiVersion": "v1", "kind": "List", "items": [CM, PKG]}
+    assert json.loads(output.to_json([]))["items"] == []
+
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH: the real kubectl read of -o json is skipped")
+def test_kubectl_reads_render_json_from_stdin(cli, tmp_path: Path) -> None:
+    """`kubectl apply --dry-run=client -f -` still asks an API server for discovery (verified with kubectl
+    1.32: "unable to recognize STDIN ... connection refused"), so there is no cluster-free apply. `kubectl
+    annotate --local -f -` reads stdin through the same resource builder, offline: it accepts the List
+    and refuses a bare JSON array ("cannot unmarshal array"), which is exactly the difference that matters."""
+    from tests.conftest import OVERLAYS
+
+    code, stdout, _ = cli("render", str(OVERLAYS / "clusters" / "gpu-apt-01"), "-o", "json")
+    assert code == 0
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")}
+
+    def kubectl_read(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([KUBECTL, "annotate", "--local", "-f", "-", "checked=yes", "--dry-run=client", "-o",
+                               "name"], input=text, capture_output=True, text=True, env=env, timeout=60)
+
+    listed = kubectl_read(stdout)
+    assert listed.returncode == 0, listed.stderr
+    names = listed.stdout.split()
+    assert len(names) == len(json.loads(stdout)["items"]) and "package.cozystack.io/cozystack.cozystack-platform" \
+        in names
+    bare = kubectl_read(json.dumps(json.loads(stdout)["items"]))
+    assert bare.returncode != 0 and "cannot unmarshal array" in bare.stderr

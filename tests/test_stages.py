@@ -15,8 +15,9 @@ STAGES = [
     ("resolve", ["renderer.model", "renderer.platform", "renderer.features", "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.output_codes", "renderer.nodeconfig", "renderer.cache"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp"]),
+    ("output", ["renderer.output", "renderer.output_codes", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
+                "renderer.docs_reference"]),
+    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.inputs", "renderer.provenance"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from renderer.errors import RenderError
@@ -74,3 +76,31 @@ def test_alias_chains_and_self_references_are_refused() -> None:
     with pytest.raises(RenderError) as info:
         load_documents(chain, "chain.yaml")
     assert info.value.findings[0].code == "OVL-LIMIT"
+
+
+def test_display_path_is_relative_to_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from renderer.yamlio import display_path
+
+    repo = tmp_path / "repo"
+    (repo / "clusters" / "c1").mkdir(parents=True)
+    monkeypatch.chdir(repo / "clusters" / "c1")
+    assert display_path(repo / "clusters" / "c1" / "cluster.yaml") == "cluster.yaml"
+    assert display_path(repo / "base" / "cluster.yaml") == "../../base/cluster.yaml"
+    assert display_path(repo / "clusters" / "c10" / "x.yaml") == "../c10/x.yaml"  # not a prefix match on "c1"
+    assert display_path(Path("/opt/elsewhere/x.yaml")) == "/opt/elsewhere/x.yaml"  # shares only "/"
+    assert display_path(repo / "base" / "b.yaml", base=repo) == "base/b.yaml"
+
+
+def test_display_relative_to_sets_the_base_for_a_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cmp generate: paths relative to the repository root, whatever the cmp-server's working directory."""
+    from renderer.yamlio import display_path, display_relative_to
+
+    root = tmp_path / "_cmp_server" / "1a2b"
+    (root / "overlays" / "clusters" / "c1").mkdir(parents=True)
+    monkeypatch.chdir(root / "overlays" / "clusters" / "c1")
+    base = root / "overlays" / "base" / "cluster.yaml"
+    with display_relative_to(root):
+        assert display_path(base) == "overlays/base/cluster.yaml"
+        with pytest.raises(RenderError):
+            load_documents("a: [\n", display_path(base))
+    assert display_path(base) == "../../base/cluster.yaml"  # restored after the block, even after an error

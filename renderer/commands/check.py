@@ -8,12 +8,21 @@ from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
-    from renderer.pipeline import check_cluster, cluster_paths, sorted_findings
+    from renderer import flux
+    from renderer.commands import fleet
+    from renderer.pipeline import cluster_paths, render, sorted_findings
 
+    paths = cluster_paths(req.path, req.all_clusters)
+    if req.all_clusters and fleet.watching():
+        watched = fleet.check_watched(paths, fmt=req.fmt, verbose=req.verbose, variants=req.variants,
+                                       root=req.root, kubernetes_version=req.kubernetes_version,
+                                       validator=req.validator)
+        return EXIT_FINDINGS if [f for f in watched if f.severity == ERROR or req.strict] else EXIT_OK
     findings: list[Finding] = []
-    for path in cluster_paths(req.path, req.all_clusters):
-        findings.extend(check_cluster(path, variants=req.variants, root=req.root,
-                                      kubernetes_version=req.kubernetes_version, validator=req.validator))
+    for path in paths:
+        result = render(path, refuse=False, variants=req.variants, root=req.root,
+                        kubernetes_version=req.kubernetes_version, validator=req.validator)
+        findings.extend(result.findings + flux.check(result))
     findings = sorted_findings(findings)
     report.write(findings, req.fmt)
     failing = [f for f in findings if f.severity == ERROR or req.strict]

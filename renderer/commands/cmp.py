@@ -3,7 +3,8 @@
 ``argocd-cmp-server`` runs ``cozy-render cmp generate`` with the working directory set to the
 Application's path (a cluster folder holding cluster.yaml). stdout carries manifests only;
 everything else goes to stderr, which Argo CD shows in the UI on failure. Parameters arrive as
-JSON in ARGOCD_APP_PARAMETERS (the PARAM_* variables are a lossy flattening and are ignored).
+JSON in ARGOCD_APP_PARAMETERS (the PARAM_* variables are a lossy flattening and are ignored), with
+plugin env entries (ARGOCD_ENV_*) and KUBE_VERSION as fallbacks (``renderer.cmp``).
 """
 
 from __future__ import annotations
@@ -22,24 +23,24 @@ PARAMETERS = [
     {"name": "vars", "title": "Overlay vars", "collectionType": "map",
      "tooltip": "Entries override the overlay's vars (strings) for this Application."},
     {"name": "strict", "title": "Fail on warnings", "string": "false",
-     "tooltip": "true: rule warnings fail the sync instead of being logged."},
-    {"name": "kubernetes-version", "title": "Kubernetes version for schema validation", "string": "1.33",
-     "tooltip": "Minor version of the destination cluster (1.25-1.37); picks the core-kind schemas."},
+     "tooltip": "true: rule warnings fail the sync instead of being logged (also: plugin env strict)."},
+    {"name": "kubernetes-version", "title": "Kubernetes version for schema validation",
+     "tooltip": "Minor version (1.25-1.37) whose core-kind schemas validate the output. Default: the "
+                "destination cluster's version (KUBE_VERSION), else 1.33."},
 ]
 
 
 def generate(req: CmpGenerateRequest) -> int:
-    from renderer.cmp import repository_root
+    from renderer import cmp
 
-    root = repository_root(req.path, req.source_path)
+    request = cmp.settings(req.parameters, dict(req.plugin_env), req.kube_version)
+    unpacked = cmp.checkout(req.path, req.source_path)
 
     def produce() -> Produced:
-        from renderer.cmp import parse_parameters, render_for_argocd
-
-        text, warnings, inputs = render_for_argocd(req.path, parse_parameters(req.parameters), root)
+        text, warnings, inputs = cmp.render_for_argocd(req.path, request, unpacked)
         return text, report.text(warnings), inputs
 
-    return write_cached(req, req.path, root, produce)
+    return write_cached(req, req.path, unpacked.root if unpacked else None, produce)
 
 
 def parameters() -> int:

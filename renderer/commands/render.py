@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 from renderer import report
@@ -13,20 +14,38 @@ from renderer.requests import RenderRequest
 def run(req: RenderRequest) -> int:
     from renderer.pipeline import cluster_paths
 
-    if req.out is None and not req.all_clusters and req.variants is None:
+    if req.out is None and not req.all_clusters and req.variants is None and not req.annotate:
         return write_cached(req, req.path, req.root, lambda: _stream(req))
     from renderer import output
+    from renderer.commands import fleet
 
-    results = render_reporting_warnings(cluster_paths(req.path, req.all_clusters), req.variants, req.root,
-                                        req.strict, req.kubernetes_version, req.validator)
+    paths = cluster_paths(req.path, req.all_clusters)
+    if req.all_clusters and fleet.watching():
+        results = fleet.render_watched(paths, strict=req.strict, verbose=req.verbose, variants=req.variants,
+                                       root=req.root, kubernetes_version=req.kubernetes_version,
+                                       validator=req.validator)
+    else:
+        results = render_reporting_warnings(paths, req.variants, req.root, req.strict, req.kubernetes_version,
+                                            req.validator)
     if req.out is None:
         objects = [o for r in results for o in r.manifests]
+        if req.annotate:
+            from renderer import provenance
+
+            if req.fmt == "json":
+                sys.stdout.write(json.dumps({"values": [e.as_dict() for e in provenance.entries_of(results)]},
+                                            indent=2) + "\n")
+            else:
+                sys.stdout.write(provenance.annotate(output.to_yaml(objects), results))
+            return EXIT_OK
         sys.stdout.write(output.to_json(objects) if req.fmt == "json" else output.to_yaml(objects))
         return EXIT_OK
+    from renderer import flux
+
     files: dict[str, str] = {}
     for r in results:
         prefix = f"{r.overlay.name}/" if req.all_clusters else ""
-        for name, content in output.directory_files(r.manifests).items():
+        for name, content in output.directory_files(flux.disable_substitution(r.manifests)).items():
             files[prefix + name] = content
     return output.write_out(req.out, files, results, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
 

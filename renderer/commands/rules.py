@@ -12,6 +12,18 @@ def run(req: RulesRequest) -> int:
     from renderer.registry import FAMILY_TITLES, entries, explanation_text
 
     registry = entries()
+    if req.fmt == "json":
+        import json
+
+        chosen = list(registry.values()) if req.code is None else [registry.get(req.code.upper())]
+        if chosen == [None]:
+            raise RenderError([Finding("CLI-RULES", f"no rule {req.code}; `cozy-render rules` lists them")],
+                              EXIT_INPUT)
+        sys.stdout.write(json.dumps({"rules": [
+            {"id": e.id, "severity": e.severity, "family": e.family, "summary": e.summary,
+             "explanation": explanation_text(e), "sources": list(e.sources)} for e in chosen if e is not None]},
+            indent=2) + "\n")
+        return EXIT_OK
     if req.code is None:
         lines: list[str] = []
         family = None

@@ -8,10 +8,10 @@ from renderer.errors import EXIT_OK, Finding, Location, RenderError
 from renderer.requests import SchemasExportRequest
 
 
-def overlay_schema() -> int:
-    from renderer.overlay_schema import SCHEMA_FILE
+def overlay_schema(layer: bool = False) -> int:
+    from renderer.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
 
-    sys.stdout.write(SCHEMA_FILE.read_text(encoding="utf-8"))
+    sys.stdout.write((LAYER_SCHEMA_FILE if layer else SCHEMA_FILE).read_text(encoding="utf-8"))
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Finding, Location
-from renderer.model import Emitted
+from renderer.model import Derived, Emitted
 from renderer.overlay import Overlay
 from renderer.platform import PlatformFacts
 from renderer.variants import Variants
@@ -31,12 +31,17 @@ class FeatureContext:
         self.objects: list[Emitted] = []
         self.findings: list[Finding] = []
         self.inputs: list[Path] = list(overlay.layers)  # every file the render read (render cache)
+        self.derived: list[Derived] = []  # platform values a feature set (prefix: a path in the values)
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
-            role: str = "manifest") -> Emitted:
-        emitted = Emitted(obj, source, origins or [], role)
+            role: str = "manifest", derived: list[Derived] | None = None) -> Emitted:
+        emitted = Emitted(obj, source, origins or [], role, derived=derived)
         self.objects.append(emitted)
         return emitted
+
+    def derive(self, values_path: Path_, feature: str, route: Path_ | None, note: str = "") -> None:
+        """Record that ``feature`` set platform value ``values_path`` because of overlay key ``route``."""
+        self.derived.append(Derived(tuple(values_path), feature, route, note=note))
 
     def enable(self, name: str, why: Location | None) -> None:
         self.enabled_packages.setdefault(name, why)

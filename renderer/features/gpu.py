@@ -25,6 +25,7 @@ from typing import Any
 
 from renderer.errors import fail
 from renderer.features.context import FeatureContext
+from renderer.model import Derived
 from renderer.tree import copy_tree, helm_merge
 
 GPU_OPERATOR = "cozystack.gpu-operator"
@@ -91,6 +92,7 @@ def _bundle_route(ctx: FeatureContext, gpu: dict[str, Any], variant: str) -> Non
 
     ctx.enable(GPU_OPERATOR, at)
     iaas["gpuOperatorVariant"] = variant
+    ctx.derive(("bundles", "iaas", "gpuOperatorVariant"), "gpu", _VARIANT, f"bundle route for gpu.variant: {variant}")
     knobs = {k: copy_tree(gpu[k]) for k in FORWARDED_KNOBS if k in gpu}
     if knobs:
         platform_gpu = values.setdefault("gpu", {})
@@ -98,6 +100,8 @@ def _bundle_route(ctx: FeatureContext, gpu: dict[str, Any], variant: str) -> Non
             # gpu.* is the more specific place, so it wins over platform.values.gpu (Helm merge: maps
             # merge, lists replace) exactly as a later overlay layer would.
             platform_gpu[key] = helm_merge(platform_gpu.get(key), value)
+            ctx.derived.append(Derived(("gpu", key), "gpu", _VARIANT, note=f"gpu.{key} forwarded to the platform",
+                                       copied_from=("gpu", key)))
 
 
 def _with_values(package: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +127,8 @@ def _container_route(ctx: FeatureContext, gpu: dict[str, Any]) -> None:
     at = ctx.overlay.locate(_VARIANT)
     ctx.disable(GPU_OPERATOR, at)
     (package,) = ctx.variants.load(CONTAINER_PACKAGE)
-    ctx.add(_with_values(package, gpu), at, _package_origins(), role="package")
+    ctx.add(_with_values(package, gpu), at, _package_origins(), role="package",
+            derived=[Derived((), "gpu", _VARIANT, CONTAINER_PACKAGE, (0,), "container route (apt)")])
 
 
 def _talos_native_route(ctx: FeatureContext, gpu: dict[str, Any]) -> None:
@@ -132,7 +137,9 @@ def _talos_native_route(ctx: FeatureContext, gpu: dict[str, Any]) -> None:
     package_file, *companions = TALOS_NATIVE_FILES
     variants = ctx.variants
     (package,) = variants.load(package_file)
-    ctx.add(_with_values(package, gpu), at, _package_origins(), role="package")
+    ctx.add(_with_values(package, gpu), at, _package_origins(), role="package",
+            derived=[Derived((), "gpu", _VARIANT, package_file, (0,), "Talos native route")])
     for relpath in companions:
-        for obj in variants.load(relpath):
-            ctx.add(obj, at, [((), _VARIANT)], role="manifest")
+        for n, obj in enumerate(variants.load(relpath)):
+            ctx.add(obj, at, [((), _VARIANT)], role="manifest",
+                    derived=[Derived((), "gpu", _VARIANT, relpath, (n,), "Talos native route")])

@@ -39,6 +39,7 @@ from renderer.model import (
     OWNERSHIP_ANNOTATION,
     PACKAGE_API,
     PATCH_ANNOTATIONS,
+    Derived,
 )
 from renderer.platform import PlatformFacts, go_truthy
 from renderer.tree import copy_tree, helm_merge
@@ -99,9 +100,51 @@ def contribute(ctx: FeatureContext) -> None:
         "metadata": {"name": NETWORKING, "annotations": annotations},
         "spec": spec,
     }
+    route = ("hubble", "ownership") if overlay.get("hubble", "ownership") else ("hubble", "enabled")
+    derived = [Derived(HUBBLE_PATH, "hubble", ("hubble", "enabled"), "hubble/values.yaml", (0,),
+                       "recommended Hubble values"),
+               Derived(("metadata", "annotations"), "hubble", route, note=f"ownership {ownership}")]
+    if ownership != "patch":
+        derived += _own_derivations(facts.system_variant, route)
     ctx.add(obj, overlay.locate(("hubble", "enabled")),
             hubble_origins + origins + [(("metadata",), ("hubble", "ownership")), (("spec",), ("hubble",))],
-            role=role)
+            role=role, derived=derived)
+
+
+_KUBE_OVN = ("spec", "components", "kubeovn", "values", "kube-ovn")
+_CIDRS = (("POD_CIDR", "podCIDR", "ipv4-pod-cidr"), ("POD_GATEWAY", "podGateway", "ipv4-pod-gateway"),
+          ("SVC_CIDR", "serviceCIDR", "ipv4-svc-cidr"), ("JOIN_CIDR", "joinCIDR", "ipv4-join-cidr"))
+
+
+def _own_derivations(system_variant: str, route: Path_) -> list[Derived]:
+    """Where each part of an owned cozystack.networking comes from (``cozy-render explain --rendered``
+    only; the render never reads these): the system variant's fixed values and the chart defaults in
+    hubble/networking.yaml, or the overlay key or ConfigMap entry the value was copied from."""
+    note = "cozystack.networking as templates/bundles/system.yaml renders it"
+    data = "hubble/networking.yaml"
+    system = (0, "systemVariants", system_variant)
+    derived = [
+        Derived(("spec",), "hubble", route, data, system, note),
+        Derived(("spec", "variant"), "hubble", route, data, system + ("variant",), note),
+        Derived(_KUBE_OVN, "hubble", route, data, system + ("kubeovn",), note),
+        Derived(CILIUM_VALUES, "hubble", route, data, system + ("cilium",), note),
+        Derived(CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), "hubble", route, "catalogue.yaml",
+                (0, "platform", "chartDefaults", "gateway", "http2"), "platform chart default gateway.http2"),
+        Derived(_KUBE_OVN + ("MASTER_NODES",), "hubble", route, note=note,
+                copied_from=("platform", "values", "networking", "kubeovn", "MASTER_NODES")),
+        Derived(_KUBE_OVN + ("func", "ENABLE_OVN_IPSEC"), "hubble", route, note="networking.encryption.enabled",
+                copied_from=("platform", "values", "networking", "encryption", "enabled")),
+    ]
+    for key, value_key, cm_key in _CIDRS:
+        at = _KUBE_OVN + ("ipv4", key)
+        derived += [
+            Derived(at, "hubble", route, data, (0, "chartDefaults", "networking", value_key), "platform chart default"),
+            Derived(at, "hubble", route, note=f"networking.{value_key}",
+                    copied_from=("platform", "values", "networking", value_key)),
+            Derived(at, "hubble", route, note=f"ConfigMap cozy-system/cozystack {cm_key}, read first",
+                    copied_from=("hubble", "clusterConfigMap", cm_key)),
+        ]
+    return derived
 
 
 def hubble_values(ctx: FeatureContext) -> tuple[dict[str, Any], list[tuple[Path_, Path_]]]:

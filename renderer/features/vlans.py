@@ -19,6 +19,7 @@ from typing import Any
 
 from renderer.errors import ERROR, Finding
 from renderer.features.context import FeatureContext
+from renderer.model import Derived
 
 NAD_API = "k8s.cni.cncf.io/v1"
 NAD_KIND = "NetworkAttachmentDefinition"
@@ -46,7 +47,8 @@ def contribute(ctx: FeatureContext) -> None:
                 (("spec", "config", "ipam"), ("vlans", i, "ipam")),
                 (("spec",), ("vlans", i)),
                 ((), ("vlans", i)),
-            ], role="vlan")
+            ], role="vlan", derived=[Derived(("spec", "config"), "vlans", ("vlans", i), "vlan/cni.yaml", (0,),
+                                             "bridge CNI config from this vlans entry and cniVersion")])
 
 
 def nad(vlan: dict[str, Any], namespace: str, cni_version: str) -> dict[str, Any]:

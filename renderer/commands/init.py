@@ -1,0 +1,227 @@
+"""``cozy-render init NAME``: scaffold a commented ``clusters/NAME/cluster.yaml`` that inherits the
+repository's bases, then render and check it.
+
+The bases are found, not assumed: every overlay file outside ``clusters/`` whose effective ``host.os``
+(following its own ``inherits``) is the one asked for is a candidate, and the most specific one (the
+longest chain) is inherited. The host facts each GPU route needs (GPU-04: no host driver for
+passthrough and vGPU; GPU-10: the containerd runtime for the container variant on apt) are written
+with a comment naming the rule, so a first render passes ``check``. Combinations Cozystack refuses
+(GPU-05: vGPU on Talos) are refused here before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from renderer.codes import Code
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, Finding, Location, RenderError
+from renderer.requests import InitRequest
+
+OS_CHOICES = ("apt", "talos")
+GPU_CHOICES = ("none", "default", "vgpu", "container")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_VLAN = re.compile(r"^(\d+):([A-Za-z0-9][A-Za-z0-9_.\-]*):([a-z0-9][-a-z0-9,]*)$")
+
+CODES: list[Code] = [
+    Code("CLI-INIT", ERROR, "init cannot scaffold the cluster asked for",
+         "The name is not a DNS label, the cluster file already exists (init never overwrites), a --vlan is not "
+         "ID:UPLINK:NAMESPACE[,NAMESPACE...], the combination is one Cozystack refuses (vGPU on Talos, GPU-05), "
+         "or no overlay tree (a folder holding clusters/ or base/) was found.",
+         "issue 14: init; reference rule GPU-05"),
+]
+
+
+def _refuse(message: str, where: str = "") -> RenderError:
+    return RenderError([Finding("CLI-INIT", message, Location(where) if where else None)])
+
+
+def tree_root(root: Path | None) -> Path:
+    """The overlay tree init writes into: --root, else the working directory or the tree above it."""
+    if root is not None:
+        return root
+    here = Path.cwd()
+    for candidate in (here, *here.parents):
+        if (candidate / "clusters").is_dir() or (candidate / "base").is_dir():
+            return candidate
+        if candidate.name == "clusters":
+            return candidate.parent
+    raise _refuse("no overlay tree here (a folder holding clusters/ or base/); pass --root DIR")
+
+
+def _layer(path: Path) -> dict[str, Any] | None:
+    from renderer.yamlio import display_path, load_documents, read_text
+
+    try:
+        docs = load_documents(read_text(path, display_path(path)), display_path(path))
+    except RenderError:
+        return None
+    if len(docs) != 1 or not isinstance(docs[0][0], dict) or docs[0][0].get("kind") != "ClusterOverlay":
+        return None
+    data: dict[str, Any] = docs[0][0]
+    return data
+
+
+def _chain(path: Path, seen: tuple[Path, ...] = ()) -> list[tuple[Path, dict[str, Any]]]:
+    """The layers ``path`` applies, in order (its inherits first)."""
+    data = _layer(path)
+    if data is None or path in seen:
+        return []
+    out: list[tuple[Path, dict[str, Any]]] = []
+    for raw in data.get("inherits") or []:
+        if isinstance(raw, str):
+            out += _chain((path.parent / raw).resolve(), seen + (path,))
+    return out + [(path, data)]
+
+
+def find_base(root: Path, host_os: str) -> tuple[Path | None, dict[str, Any]]:
+    """The most specific base whose effective host.os is ``host_os``, and its effective top-level keys."""
+    best: tuple[int, Path, dict[str, Any]] | None = None
+    fallback: tuple[int, Path, dict[str, Any]] | None = None
+    for path in sorted(root.rglob("*.yaml")):
+        rel = path.relative_to(root).parts
+        if rel[0] in ("clusters", "rendered") or any(p.startswith(".") for p in rel):
+            continue
+        chain = _chain(path.resolve())
+        if not chain:
+            continue
+        effective: dict[str, Any] = {}
+        for _, layer in chain:
+            for key in ("host", "platform", "vars"):
+                if isinstance(layer.get(key), dict):
+                    effective[key] = {**effective.get(key, {}), **layer[key]}
+        found_os = (effective.get("host") or {}).get("os")
+        ranked = (len(chain), path, effective)
+        if found_os == host_os and (best is None or len(chain) > best[0]):
+            best = ranked
+        elif (found_os is None or len(chain) == 1) and (fallback is None or len(chain) < fallback[0]):
+            fallback = ranked
+    chosen = best or fallback
+    return (chosen[1], chosen[2]) if chosen else (None, {})
+
+
+def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
+    found = _VLAN.match(raw)
+    if not found:
+        raise _refuse(f"--vlan {raw!r} must be ID:UPLINK:NAMESPACE[,NAMESPACE...] (e.g. 100:eno2:tenant-example)")
+    vlan_id = int(found.group(1))
+    if not 1 <= vlan_id <= 4094:
+        raise _refuse(f"--vlan {raw!r}: VLAN id must be 1-4094 (NET-11)")
+    return vlan_id, found.group(2), [n for n in found.group(3).split(",") if n]
+
+
+def schema_reference(root: Path, cluster_dir: Path) -> str:
+    """What the new file's modeline points at: a layer schema committed in the tree
+    (``.cozy/overlay-layer.schema.json``, docs/getting-started.md) or, in a checkout of cozy-render,
+    the shipped file, by a relative path; else the schema's ``$id`` (for a schema store)."""
+    from renderer.overlay import find_root
+    from renderer.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
+
+    repo = find_root(cluster_dir / "cluster.yaml").resolve()
+    for candidate in (root / ".cozy" / "overlay-layer.schema.json", LAYER_SCHEMA_FILE):
+        candidate = candidate.resolve()
+        if candidate.is_file() and candidate.is_relative_to(repo):
+            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/")
+    return LAYER_ID
+
+
+def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
+    """The commented cluster file."""
+    from renderer.overlay_schema import LAYER_ID
+
+    lines = [
+        f"# yaml-language-server: $schema={schema or LAYER_ID}",
+        f"# Cluster {req.name}: written by `cozy-render init`; edit freely (docs/overlay-reference.md).",
+        "apiVersion: render.cozystack.io/v1alpha1",
+        "kind: ClusterOverlay",
+        "metadata:",
+        f"  name: {req.name}            # must equal the folder name",
+    ]
+    if inherits:
+        lines.append(f"inherits: [{inherits}]   # shared values; this file wins where both set a key")
+    base_vars = base.get("vars") or {}
+    lines += ["vars:", f"  domain: {req.name}.example.org   # read by the base's {{{{ vars.domain }}}} templates"] \
+        if "domain" not in base_vars else []
+    lines += ["host:", f"  os: {req.os}"]
+    if req.os == "apt" and req.gpu in ("default", "vgpu"):
+        lines.append("  nvidiaDriver: false          # passthrough and vGPU need the host driver purged (GPU-04)")
+    if req.os == "apt" and req.gpu == "container":
+        lines.append("  nvidiaDriver: true           # the GPU operator uses the host's driver")
+        lines.append("  nvidiaContainerRuntime: true # nvidia-ctk runtime configure --runtime=containerd (GPU-10)")
+    if req.gpu == "vgpu":
+        lines.append("  gpuModel: A100               # mdev vs SR-IOV vGPU is decided by the model (GPU-13)")
+    if req.os == "talos" and "talosVersion" not in (base.get("host") or {}):
+        lines.append("  talosVersion: v1.13.6        # the Talos version of the nodes")
+    platform_variant = (base.get("platform") or {}).get("variant")
+    want = "isp-full" if req.os == "talos" else platform_variant or "isp-full-generic"
+    if platform_variant != want or not inherits:
+        lines += ["platform:", f"  variant: {want}   # isp-full on Talos, isp-full-generic on kubeadm/k3s hosts"]
+    if req.gpu != "none":
+        lines += ["gpu:", f"  variant: {req.gpu}   # {_GPU_NOTES[req.os, req.gpu]}"]
+    if req.gpu == "vgpu":
+        lines += [
+            "  vgpuManager:                 # the licensed NVIDIA vGPU manager image, from your registry (GPU-11)",
+            "    repository: registry.example.com/nvidia",
+            "    image: vgpu-manager",
+            '    version: "595.58.02-ubuntu24.04"',
+            "    imagePullSecrets: [nvidia-registry-secret]",
+            "  vgpuDeviceManager:",
+            "    enabled: true",
+        ]
+    if req.hubble:
+        lines += ["hubble:", "  enabled: true                # a patch on cozystack.networking (docs/how-to/hubble.md)"]
+    if req.vlans:
+        lines += ["vlans:                         # `cozy-render node-config` writes the node bridges"]
+        for raw in req.vlans:
+            vlan_id, uplink, namespaces = parse_vlan(raw)
+            lines += [f"  - name: vlan{vlan_id}", f"    id: {vlan_id}", f"    uplink: {uplink}",
+                      f"    bridge: br{vlan_id}", f"    namespaces: [{', '.join(namespaces)}]"]
+    return "\n".join(lines) + "\n"
+
+
+_GPU_NOTES = {
+    ("apt", "default"): "whole GPUs passed through to KubeVirt VMs (the platform's iaas bundle)",
+    ("apt", "vgpu"): "NVIDIA vGPU slices for VMs (the platform's iaas bundle)",
+    ("apt", "container"): "GPUs for pods: a standalone cozystack.gpu-operator Package",
+    ("talos", "default"): "whole GPUs passed through to KubeVirt VMs (the platform's iaas bundle)",
+    ("talos", "container"): "GPUs for pods: the Talos native overlay (NVIDIA system extension)",
+}
+
+
+def run(req: InitRequest) -> int:
+    from renderer.pipeline import render
+    from renderer.yamlio import display_path
+
+    if not _NAME.match(req.name):
+        raise _refuse(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
+    if req.os == "talos" and req.gpu == "vgpu":
+        raise _refuse("vGPU is not supported on Talos (GPU-05: the vGPU manager needs a host driver build); "
+                      "use --gpu default (passthrough) or --gpu container")
+    for raw in req.vlans:
+        parse_vlan(raw)
+    root = tree_root(req.root)
+    target = root / "clusters" / req.name / "cluster.yaml"
+    if target.exists():
+        raise _refuse(f"{display_path(target)} already exists; init never overwrites", display_path(target))
+    base_file, base = find_base(root, req.os)
+    inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = cluster_yaml(req, inherits, base, schema_reference(root, target.parent))
+    with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even racing another init
+        handle.write(text)
+    sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")
+    result = render(target.parent, root=req.root, refuse=False)
+    errors = [f for f in result.findings if f.severity == ERROR]
+    warnings = [f for f in result.findings if f.severity == WARNING]
+    from renderer import report
+
+    report.write(result.findings)
+    if errors:
+        sys.stderr.write(f"check found {len(errors)} error(s) in the new cluster; fix them before committing\n")
+        return EXIT_FINDINGS
+    sys.stderr.write(f"renders {len(result.objects)} objects, check passes ({len(warnings)} warnings); next: "
+                     f"cozy-render render {display_path(target.parent)}\n")
+    return EXIT_OK

@@ -1,0 +1,313 @@
+"""``cozy-render diff``: what a sync of the render would change on the live cluster.
+
+Entry: ``run(DiffRequest(...)) -> exit code``. The Click command only builds the request. Nothing of
+this package is imported by ``render`` or ``cmp generate``; the ``kubernetes``, ``deepdiff`` and
+``yaml`` (PyYAML) packages come with the ``[live]`` extra and are imported inside the functions
+that need them.
+
+Exit codes follow ``kubectl diff``: 0 no differences, 1 differences, >1 an error (3: input, live
+state or a PLT-11 patch target missing; 2: usage).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any, NamedTuple, TextIO
+
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
+
+
+class DiffRequest(NamedTuple):
+    """Everything ``diff`` needs; the defaults here are the CLI's defaults."""
+
+    path: Path
+    all_clusters: bool = False
+    variants: Path | None = None
+    root: Path | None = None
+    kubernetes_version: str | None = None
+    snapshot: Path | None = None  # kubectl get -o yaml|json output: a file or a folder
+    against: Path | None = None  # a committed `render --out` folder
+    kubeconfig: Path | None = None
+    context: str | None = None
+    server_side: bool = False
+    field_manager: str = "cozy-render"
+    ignore: tuple[str, ...] = ()
+    show_secrets: bool = False
+    output: str = "text"  # text | json
+    color: str = "auto"  # auto | always | never
+    exit_zero: bool = False
+    timeout: float = 60.0  # seconds per cluster, every request and retry included
+    concurrency: int = 4  # clusters diffed at once with --all
+
+
+def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    _check_usage(request)
+    _require_extra()
+    from renderer.diff import report
+
+    clusters = _render(request)
+    jobs = [_job(request, result) for result in clusters]
+    outcomes, failures = _run_jobs(request, jobs, err)
+    if failures and not outcomes:
+        raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
+    findings = [f for o in outcomes for f in o.findings]
+    external = _external_diff() if request.output == "text" else None
+    if request.output == "json":
+        out.write(report.as_json(outcomes, findings + failures))
+    else:
+        colour = report.use_colour(request.color, out)
+        for outcome in outcomes:
+            report.write_text(outcome, out, colour, with_diffs=external is None, header=len(jobs) > 1)
+    out.flush()
+    different = any(o.different for o in outcomes)
+    if external is not None and outcomes:
+        different = report.run_external(external, outcomes) == 1 or different
+    for f in findings:
+        err.write(f.format() + "\n")
+    if failures:
+        raise RenderError(failures, EXIT_INPUT)
+    if any(f.severity == ERROR for f in findings):
+        return EXIT_INPUT
+    if different and not request.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _check_usage(request: DiffRequest) -> None:
+    problems = []
+    if request.snapshot is not None and request.against is not None:
+        problems.append("--snapshot and --against are two different live sources; give one")
+    offline = request.snapshot is not None or request.against is not None
+    if offline and request.server_side:
+        problems.append("--server-side asks the API server; it cannot be used with --snapshot or --against")
+    if offline and (request.kubeconfig is not None or request.context is not None):
+        problems.append("--kubeconfig/--context select a cluster; they cannot be used with --snapshot or --against")
+    if request.all_clusters and request.context is not None:
+        problems.append("--all diffs each cluster against its own context (live.context, or the cluster's name); "
+                        "--context is for one cluster")
+    if request.concurrency < 1:
+        problems.append("--concurrency must be at least 1")
+    if request.timeout <= 0:
+        problems.append("--timeout must be positive")
+    if problems:
+        raise RenderError([Finding("DIFF-USAGE", p) for p in problems], EXIT_USAGE)
+
+
+def _require_extra() -> None:
+    import importlib.util
+
+    missing = [m for m in ("kubernetes", "deepdiff", "yaml") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise RenderError([Finding("DIFF-CLIENT", f"diff needs {', '.join(missing)}: "
+                                   "pip install 'cozy-render[live]'")], EXIT_INPUT)
+
+
+def _cluster_paths(request: DiffRequest) -> list[Path]:
+    if not request.all_clusters:
+        return [request.path]
+    clusters = request.path / "clusters" if (request.path / "clusters").is_dir() else request.path
+    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
+    if not found:
+        raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
+    return found
+
+
+def _render(request: DiffRequest) -> list[Any]:
+    from renderer.pipeline import render
+
+    results, failures = [], []
+    for path in _cluster_paths(request):
+        try:
+            results.append(render(path, variants=request.variants, root=request.root,
+                                  kubernetes_version=request.kubernetes_version))
+        except RenderError as exc:
+            failures.extend(exc.findings)
+    if failures:
+        raise RenderError(failures)
+    return results
+
+
+def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
+    """The objects a sync would apply, in render order.
+
+    Extension point for ``diff --effective`` (issue 10, item 6): add the Packages the platform
+    release renders from the platform values (``renderer.platform``), marked as the platform's, so
+    they are compared too and platform Packages no longer rendered can be judged for PLT-09.
+    """
+    return [e.obj for e in result.objects]
+
+
+class _Job(NamedTuple):
+    cluster: str
+    desired: list[dict[str, Any]]
+    ignores: list[Any]
+    source: Any  # a callable returning the live-state source (opened inside the job)
+    content_only: bool
+
+
+def _job(request: DiffRequest, result: Any) -> _Job:
+    from renderer.diff.compare import parse_ignore
+
+    name = result.overlay.name
+    ignores = [parse_ignore(text, "--ignore") for text in request.ignore]
+    overlay_ignores = result.overlay.get("diff", "ignore") or []
+    ignores += [parse_ignore(str(text), f"{name}: diff.ignore") for text in overlay_ignores]
+    desired = desired_objects(result, request)
+    if request.snapshot is not None or request.against is not None:
+        folder = request.snapshot if request.snapshot is not None else request.against
+        assert folder is not None
+        against = request.against is not None
+        return _Job(name, desired, ignores, lambda: _offline_source(folder, name, request.all_clusters, against),
+                    against)
+    context = request.context or result.overlay.get("live", "context")
+    return _Job(name, desired, ignores, lambda: _cluster_source(request, name, context), False)
+
+
+def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool) -> Any:
+    from renderer.diff.live import SnapshotSource, load_snapshot
+
+    path = folder
+    if per_cluster:
+        candidates = [folder / cluster] + [folder / f"{cluster}{s}" for s in (".yaml", ".yml", ".json")]
+        found = [c for c in candidates if c.exists()]
+        if not found:
+            flag = "--against" if against else "--snapshot"
+            raise RenderError([Finding("DIFF-SNAPSHOT", f"{flag} {folder}: nothing for cluster {cluster} "
+                                       f"(expected {cluster}/ or {cluster}.yaml there)")], EXIT_INPUT)
+        path = found[0]
+    return SnapshotSource(load_snapshot(path, against=against))
+
+
+def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> Any:
+    import tempfile
+
+    from renderer.diff.live import ClusterSource, Deadline, contexts, kubeconfig_path
+
+    kubeconfig = kubeconfig_path(request.kubeconfig)
+    if kubeconfig is not None:
+        names, current = contexts(kubeconfig)
+        if context is None:
+            # One cluster: its own context if the kubeconfig has one, else the current context.
+            # --all: always the cluster's own (a fleet diff must never hit one cluster twice).
+            context = cluster if (cluster in names or request.all_clusters) else current
+        if context not in names:
+            raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
+                                       f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
+    cache_dir = Path(tempfile.mkdtemp(prefix="cozy-render-discovery-"))
+    try:
+        return ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        raise
+
+
+def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
+    from renderer.diff import compare
+
+    source = job.source()
+    try:
+        live, labelled = source.fetch(job.desired, job.cluster)
+        targets = []
+        for obj in job.desired:
+            current = live.get(compare.key_of(obj))
+            compare_to = obj
+            if request.server_side and not (compare.is_patch(obj) and current is None) \
+                    and compare._skip_reason(obj, current, live_exists=current is not None) is None:
+                compare_to = source.dry_run_apply(obj)
+            targets.append(compare.Desired(obj, compare_to))
+        return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
+                                       show_secrets=request.show_secrets, content_only=job.content_only)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+
+
+def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list[Any], list[Finding]]:
+    """Clusters at most ``concurrency`` at a time, each in a daemon thread so that a request stuck
+    past the deadline cannot keep the process alive; results in cluster order."""
+    offline = request.snapshot is not None or request.against is not None
+    results: dict[int, Any] = {}
+    errors: dict[int, list[Finding]] = {}
+    if offline:
+        for i, job in enumerate(jobs):
+            try:
+                results[i] = _diff_cluster(request, job)
+            except RenderError as exc:
+                errors[i] = exc.findings
+        return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
+    progress = _Progress(err, len(jobs))
+    slots = threading.Semaphore(request.concurrency)
+    done = threading.Event()
+    lock = threading.Lock()
+    threads: list[tuple[int, threading.Thread]] = []
+    crashed: list[BaseException] = []
+
+    def work(i: int, job: _Job) -> None:
+        try:
+            outcome = _diff_cluster(request, job)
+            with lock:
+                results[i] = outcome
+        except RenderError as exc:
+            with lock:
+                errors[i] = exc.findings
+        except BaseException as exc:  # noqa: BLE001 - a bug: re-raised in the main thread (exit 4)
+            with lock:
+                crashed.append(exc)
+        finally:
+            slots.release()
+            with lock:
+                progress.step(job.cluster)
+            done.set()
+
+    for i, job in enumerate(jobs):
+        slots.acquire(timeout=request.timeout + 5.0)  # a stuck cluster must not hold the rest back forever
+        thread = threading.Thread(target=work, args=(i, job), name=f"diff-{job.cluster}", daemon=True)
+        thread.start()
+        threads.append((i, thread))
+    grace = 5.0
+    for i, thread in threads:
+        thread.join(request.timeout + grace)
+        if thread.is_alive():
+            with lock:
+                errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i].cluster}: no answer within "
+                                              f"--timeout {request.timeout:g}s")])
+    progress.clear()
+    if crashed:
+        raise crashed[0]
+    with lock:
+        return [results[i] for i in sorted(results) if i not in errors], \
+            [f for i in sorted(errors) for f in errors[i]]
+
+
+class _Progress:
+    """One self-overwriting line on stderr, only when stderr is a terminal."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self.stream = stream
+        self.total = total
+        self.count = 0
+        self.on = total > 0 and stream.isatty()
+
+    def step(self, cluster: str) -> None:
+        self.count += 1
+        if self.on:
+            self.stream.write(f"\r\x1b[Kdiff: {self.count}/{self.total} clusters read ({cluster})")
+            self.stream.flush()
+
+    def clear(self) -> None:
+        if self.on:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _external_diff() -> str | None:
+    import os
+
+    return os.environ.get("KUBECTL_EXTERNAL_DIFF") or None

@@ -1,0 +1,43 @@
+"""Codes the diff command prints besides the reference rules it checks against the live state
+(PLT-09, PLT-11). Registered through ``renderer.codes.CODE_MODULES``."""
+
+from __future__ import annotations
+
+from renderer.codes import Code
+from renderer.errors import ERROR
+
+CODES: list[Code] = [
+    Code("DIFF-LIVE", ERROR, "The API server could not be read",
+         "Connection refused, TLS or DNS failure, 401/403 (the line names the kind and object), a 5xx "
+         "after the bounded retries, or a truncated or malformed response. diff never reports \"no "
+         "differences\" for a cluster it could not read completely.",
+         "kubectl diff: exit >1 on any error (k8s.io/kubectl/pkg/cmd/diff/diff.go)"),
+    Code("DIFF-TIMEOUT", ERROR, "The --timeout deadline passed before the live state was read",
+         "One deadline covers every request to a cluster, retries included; raise --timeout for a slow "
+         "or distant API server.",
+         "kubectl --request-timeout; reference/validation-and-live-state.md section 3"),
+    Code("DIFF-CLIENT", ERROR, "No usable cluster connection: kubeconfig, context or the live extra",
+         "The kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config, or the in-cluster service account) "
+         "is missing or unreadable, the context does not exist (with --all: the context named like the "
+         "cluster, or live.context), or the kubernetes/deepdiff packages are not installed "
+         "(pip install 'cozy-render[live]').",
+         "design.md, Diff; kubeconfig contexts"),
+    Code("DIFF-SNAPSHOT", ERROR, "A --snapshot or --against file is not kubectl get output",
+         "Each file must hold Kubernetes objects as `kubectl get -o yaml|json` writes them: single "
+         "objects, Lists, or multi-document streams. A file that does not parse, a document that is not "
+         "an object with apiVersion, kind and metadata.name (a truncated dump), or the same object twice "
+         "is refused, with the file and line.",
+         "kubectl get -o yaml|json output format"),
+    Code("DIFF-IGNORE", ERROR, "An --ignore or diff.ignore entry is not a scoped JSON pointer",
+         "Write a JSON pointer (/spec/replicas), optionally scoped: KIND:POINTER, KIND/NAME:POINTER or "
+         "KIND/NAMESPACE/NAME:POINTER, where NAME may be *. `~1` stands for `/` and `~0` for `~` (RFC 6901).",
+         "RFC 6901; flux diff ignore paths; Argo CD ignoreDifferences jsonPointers"),
+    Code("DIFF-EXTERNAL", ERROR, "The KUBECTL_EXTERNAL_DIFF program failed",
+         "The program named by KUBECTL_EXTERNAL_DIFF must exit 0 (no differences) or 1 (differences), "
+         "as kubectl requires; anything else, or a program that cannot be started, is an error.",
+         "kubectl diff: KUBECTL_EXTERNAL_DIFF (k8s.io/kubectl/pkg/cmd/diff/diff.go)"),
+    Code("DIFF-USAGE", ERROR, "diff options that contradict each other",
+         "--snapshot and --against are alternatives to a cluster; --server-side, --kubeconfig and --context "
+         "need a cluster; --all picks each cluster's context itself. Exit code 2, as for any bad flag.",
+         "cozy-render diff --help"),
+]

@@ -1,0 +1,399 @@
+"""Where the live state comes from: a cluster (the official ``kubernetes`` client), a snapshot of
+``kubectl get -o yaml|json`` output, or a committed ``render --out`` folder.
+
+Every source answers the same two questions for one cluster: the live copy of each rendered object
+(or None), and the live objects carrying the cluster's label (orphan candidates). Errors are
+``RenderError``s with one line naming the object or file; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from renderer.diff.compare import CLUSTER_LABEL, Key, key_of, ref
+from renderer.errors import EXIT_INPUT, Finding, Location, RenderError
+
+Obj = dict[str, Any]
+T = TypeVar("T")
+
+SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
+# Kinds listed for orphans even when the render has none of them left (the last VLAN deleted still
+# leaves NADs behind): what cozy-render's features emit.
+FEATURE_KINDS = (("cozystack.io/v1alpha1", "Package"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
+                 ("v1", "ConfigMap"), ("apps/v1", "DaemonSet"))
+
+
+def _error(code: str, message: str, where: Location | None = None) -> RenderError:
+    return RenderError([Finding(code, message, where)], EXIT_INPUT)
+
+
+# --- snapshots and --against folders -------------------------------------------------------------
+
+
+def snapshot_files(path: Path, *, against: bool) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise _error("DIFF-SNAPSHOT", f"{path}: no such file or folder")
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SNAPSHOT_SUFFIXES
+                   and not (against and p.name == "kustomization.yaml"))
+    return files
+
+
+def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
+    """(document, 1-based line) for a JSON stream or a YAML multi-document stream."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        decoder = json.JSONDecoder()
+        pos = len(text) - len(stripped)
+        while pos < len(text):
+            try:
+                doc, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise _error("DIFF-SNAPSHOT", f"malformed or truncated JSON: {exc.msg}",
+                             Location(display, exc.lineno, exc.colno)) from None
+            yield doc, text.count("\n", 0, pos) + 1
+            pos = end
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+        return
+    import yaml
+
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_cls(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            line = node.start_mark.line + 1 if node is not None else 1
+            yield loader.construct_document(node), line
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = Location(display, mark.line + 1, mark.column + 1) if mark is not None else Location(display)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise _error("DIFF-SNAPSHOT", f"malformed or truncated YAML: {problem}", where) from None
+    finally:
+        loader.dispose()
+
+
+def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
+    if doc is None:
+        return
+    if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
+        items = doc["items"]
+        if not isinstance(items, list):
+            raise _error("DIFF-SNAPSHOT", f"{doc.get('kind')}.items is not a list", Location(display, line, 1))
+        for item in items:
+            yield from _objects(item, display, line)
+        return
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    if not (isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind") and isinstance(meta, dict)
+            and meta.get("name")):
+        raise _error("DIFF-SNAPSHOT", "not a Kubernetes object with apiVersion, kind and metadata.name "
+                     "(a truncated dump?)", Location(display, line, 1))
+    yield doc
+
+
+def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
+    """Every object under ``path``, by key. The same object twice is an error: which one is live?"""
+    from renderer.yamlio import display_path
+
+    index: dict[Key, Obj] = {}
+    seen: dict[Key, str] = {}
+    for file in snapshot_files(path, against=against):
+        display = display_path(file)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _error("DIFF-SNAPSHOT", f"cannot read: {exc}", Location(display)) from None
+        for doc, line in _documents(text, display):
+            for obj in _objects(doc, display, line):
+                key = key_of(obj)
+                if key in index:
+                    raise _error("DIFF-SNAPSHOT", f"{ref(key)} appears twice (first in {seen[key]})",
+                                 Location(display, line, 1))
+                index[key] = obj
+                seen[key] = f"{display}:{line}"
+    return index
+
+
+class SnapshotSource:
+    """Live state read from files. An object the render has without a namespace matches a
+    snapshot object in namespace ``default``, as kubectl would have applied it there."""
+
+    def __init__(self, index: dict[Key, Obj]) -> None:
+        self.index = index
+
+    def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
+        live: dict[Key, Obj | None] = {}
+        for obj in desired:
+            key = key_of(obj)
+            found = self.index.get(key)
+            if found is None and not key[2]:
+                found = self.index.get((key[0], key[1], "default", key[3]))
+            live[key] = found
+        labelled = [o for o in self.index.values()
+                    if ((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) == cluster]
+        return live, labelled
+
+
+# --- a cluster -----------------------------------------------------------------------------------
+
+RETRIES = 3  # attempts per request, for 429/5xx and dropped connections; all under the one deadline
+BACKOFF = 0.2  # seconds, doubled per attempt
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+
+def kubeconfig_path(explicit: Path | None) -> str | None:
+    if explicit is not None:
+        return str(explicit)
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return env
+    default = Path("~/.kube/config").expanduser()
+    return str(default) if default.exists() else None
+
+
+def contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
+    """Context names in the kubeconfig and the current one."""
+    from kubernetes import config
+
+    if kubeconfig is None:
+        return [], None
+    try:
+        found, current = config.list_kube_config_contexts(config_file=kubeconfig)
+    except Exception as exc:  # noqa: BLE001 - the client raises bare Exceptions and ConfigExceptions here
+        raise _error("DIFF-CLIENT", f"cannot read kubeconfig {kubeconfig}: {exc}") from None
+    return [c["name"] for c in found or []], (current or {}).get("name")
+
+
+class ClusterSource:
+    """One cluster's API server through the official client (DynamicClient over the kubeconfig).
+
+    All requests share one ``Deadline``; each request gets what is left of it as its timeout, and a
+    retryable failure (429, 5xx, a dropped connection) is retried at most ``RETRIES`` times."""
+
+    def __init__(self, kubeconfig: str | None, context: str | None, deadline: Deadline, cache_dir: Path,
+                 field_manager: str = "cozy-render") -> None:
+        from kubernetes import client, config
+
+        self.deadline = deadline
+        self.field_manager = field_manager
+        self.context = context
+        configuration = client.Configuration()
+        try:
+            if kubeconfig is None:
+                if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+                    raise _error("DIFF-CLIENT", "no kubeconfig: set --kubeconfig or KUBECONFIG, create "
+                                 "~/.kube/config, or run in a pod with a service account")
+                config.load_incluster_config(client_configuration=configuration)
+                self.where = "in-cluster service account"
+            else:
+                config.load_kube_config(config_file=kubeconfig, context=context,
+                                        client_configuration=configuration, persist_config=False)
+                self.where = f"context {context}" if context else "the current context"
+        except RenderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - ConfigException and friends; say which kubeconfig
+            raise _error("DIFF-CLIENT", f"cannot load {kubeconfig or 'in-cluster config'}"
+                         f"{f' context {context}' if context else ''}: {exc}") from None
+        configuration.retries = 0  # our own bounded retries, under the deadline
+        self.host = configuration.host
+        self.api = client.ApiClient(configuration)
+        self.cache_dir = cache_dir
+        self.cache_file = str(cache_dir / "discovery.json")
+        self._dynamic: Any = None
+        self._resources: dict[tuple[str, str], Any] = {}
+
+    def close(self) -> None:
+        """Close pooled connections (and remove the discovery cache)."""
+        import shutil
+
+        pool = getattr(getattr(self.api, "rest_client", None), "pool_manager", None)
+        if pool is not None:
+            pool.clear()
+        shutil.rmtree(self.cache_dir, ignore_errors=True)
+
+    # - plumbing -
+
+    def _call(self, what: str, fn: Callable[[float], T]) -> T:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        delay = BACKOFF
+        for attempt in range(1, RETRIES + 1):
+            remaining = self.deadline.remaining()
+            if remaining <= 0:
+                raise self._timeout(what)
+            try:
+                return fn(remaining)
+            except ApiException as exc:
+                status = getattr(exc, "status", None) or 0
+                if status in (401, 403):
+                    raise _error("DIFF-LIVE", f"{what}: {status} {_reason(exc)} from {self.host} ({self.where}); "
+                                 "check the credentials and RBAC (get, list; patch for --server-side)") from None
+                if (status == 429 or status >= 500) and attempt < RETRIES:
+                    self._sleep(delay, what)
+                    delay *= 2
+                    continue
+                raise _error("DIFF-LIVE", f"{what}: {status} {_reason(exc)} from {self.host} ({self.where})") \
+                    from None
+            except HTTPError as exc:
+                text = str(exc)
+                timed_out = "timed out" in text.lower() or "timeout" in type(exc).__name__.lower()
+                if timed_out and self.deadline.remaining() <= 0.05:
+                    raise self._timeout(what) from None
+                truncated = "IncompleteRead" in text or "ProtocolError" in type(exc).__name__
+                if attempt < RETRIES and not truncated:
+                    self._sleep(delay, what)
+                    delay *= 2
+                    continue
+                detail = "truncated response" if truncated else _short(text)
+                raise _error("DIFF-LIVE", f"{what}: {detail} ({self.host}, {self.where})") from None
+            except OSError as exc:
+                raise _error("DIFF-LIVE", f"{what}: {exc} ({self.host}, {self.where})") from None
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _sleep(self, delay: float, what: str) -> None:
+        if self.deadline.remaining() <= delay:
+            raise self._timeout(what)
+        time.sleep(delay)
+
+    def _timeout(self, what: str) -> RenderError:
+        return _error("DIFF-TIMEOUT", f"{what}: no answer from {self.host} ({self.where}) within "
+                      f"--timeout {self.deadline.seconds:g}s")
+
+    def _json(self, what: str, response: Any) -> Any:
+        try:
+            return json.loads(response.data)
+        except ValueError:
+            raise _error("DIFF-LIVE", f"{what}: truncated or malformed JSON from {self.host} ({self.where})") \
+                from None
+
+    def _client(self) -> Any:
+        if self._dynamic is None:
+            from kubernetes import dynamic
+
+            self._dynamic = self._call("API discovery", lambda _t: dynamic.DynamicClient(
+                self.api, cache_file=self.cache_file))
+        return self._dynamic
+
+    def resource(self, api_version: str, kind: str) -> Any:
+        """The discovered resource, or None if the server does not serve that kind."""
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        cache_key = (api_version, kind)
+        if cache_key not in self._resources:
+            dc = self._client()
+
+            def find(_timeout: float) -> Any:
+                try:
+                    return dc.resources.get(api_version=api_version, kind=kind)
+                except ResourceNotFoundError:
+                    return None
+
+            self._resources[cache_key] = self._call(f"discovery of {kind} ({api_version})", find)
+        return self._resources[cache_key]
+
+    # - what diff asks -
+
+    def get(self, obj: Obj) -> Obj | None:
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        key = key_of(obj)
+        resource = self.resource(str(obj["apiVersion"]), key[1])
+        if resource is None:
+            return None  # the kind is not served (its CRD is not installed): the object is to create
+        namespace = (key[2] or "default") if resource.namespaced else None
+        what = ref(key)
+
+        def get(timeout: float) -> Obj | None:
+            try:
+                response = resource.get(name=key[3], namespace=namespace, serialize=False,
+                                        _request_timeout=timeout)
+            except NotFoundError:
+                return None
+            return self._json(what, response)
+
+        return self._call(what, get)
+
+    def list_labelled(self, api_version: str, kind: str, cluster: str) -> list[Obj]:
+        resource = self.resource(api_version, kind)
+        if resource is None:
+            return []
+        selector = f"{CLUSTER_LABEL}={cluster}"
+        what = f"list {kind} -l {selector}"
+
+        def list_(timeout: float) -> list[Obj]:
+            response = resource.get(label_selector=selector, serialize=False, _request_timeout=timeout)
+            body = self._json(what, response)
+            items = body.get("items") if isinstance(body, dict) else None
+            if not isinstance(items, list):
+                raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.host}")
+            for item in items:  # list items omit apiVersion and kind
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind)
+            return items
+
+        return self._call(what, list_)
+
+    def dry_run_apply(self, obj: Obj) -> Obj:
+        """The object as the API server would store it after a server-side apply under our field
+        manager (``dryRun=All``: nothing is written)."""
+        key = key_of(obj)
+        resource = self.resource(str(obj["apiVersion"]), key[1])
+        what = f"server-side dry-run of {ref(key)}"
+        if resource is None:
+            raise _error("DIFF-LIVE", f"{what}: the server does not serve {key[1]} ({obj['apiVersion']}); "
+                         "install its CRD first")
+        namespace = (key[2] or "default") if resource.namespaced else None
+
+        def apply(timeout: float) -> Obj:
+            response = resource.server_side_apply(body=obj, name=key[3], namespace=namespace,
+                                                  field_manager=self.field_manager, force_conflicts=True,
+                                                  dry_run="All", serialize=False, _request_timeout=timeout)
+            return self._json(what, response)
+
+        return self._call(what, apply)
+
+    def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
+        live = {key_of(obj): self.get(obj) for obj in desired}
+        kinds = dict.fromkeys([(str(o["apiVersion"]), str(o["kind"])) for o in desired] + list(FEATURE_KINDS))
+        labelled: list[Obj] = []
+        for api_version, kind in kinds:
+            labelled.extend(self.list_labelled(api_version, kind, cluster))
+        return live, labelled
+
+
+def _reason(exc: Any) -> str:
+    reason = getattr(exc, "reason", "") or ""
+    body = getattr(exc, "body", None)
+    message = ""
+    if body:
+        try:
+            message = json.loads(body).get("message", "")
+        except (ValueError, AttributeError, TypeError):
+            message = ""
+    return f"{reason}: {message}" if message else str(reason)
+
+
+def _short(text: str) -> str:
+    # urllib3 errors repeat the pool and the URL; keep the cause (e.g. "Connection refused").
+    for marker in ("Connection refused", "Name or service not known", "certificate verify failed",
+                   "timed out", "Connection reset"):
+        if marker in text:
+            return marker.lower() if marker != "Connection refused" else "connection refused"
+    cause = text.split("Caused by ", 1)[-1] if "Caused by " in text else text
+    return cause.splitlines()[0].rstrip(")")[:200]

@@ -1,0 +1,141 @@
+"""Each normalisation entry, with the case that is its reason (renderer/diff/normalize.py)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from typing import Any
+
+import pytest
+
+from renderer.diff.normalize import FOREIGN, NORMALISATIONS, drop_foreign, normalise, project
+
+PKG = "cozystack.io/v1alpha1"
+
+
+def _obj(api_version: str = "v1", kind: str = "ConfigMap", **extra: Any) -> dict[str, Any]:
+    meta = {"name": "x", "namespace": "ns", **extra.pop("metadata", {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, **extra}
+
+
+# name -> (live or rendered input, expected after that entry alone)
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "managedFields": (_obj(metadata={"managedFields": [{"manager": "kubectl"}]}), _obj()),
+    "resourceVersion": (_obj(metadata={"resourceVersion": "42"}), _obj()),
+    "uid": (_obj(metadata={"uid": "6f1c"}), _obj()),
+    "creationTimestamp": (_obj(metadata={"creationTimestamp": "2026-11-30T08:15:42Z"}), _obj()),
+    "generation": (_obj(metadata={"generation": 3}), _obj()),
+    "selfLink": (_obj(metadata={"selfLink": "/api/v1/namespaces/ns/configmaps/x"}), _obj()),
+    "last-applied": (_obj(metadata={"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
+                                                    "keep": "me"}}),
+                     _obj(metadata={"annotations": {"keep": "me"}})),
+    "status": (_obj(PKG, "Package", status={"conditions": []}), _obj(PKG, "Package")),
+    "empty-metadata-maps": (_obj(metadata={"labels": {}, "annotations": {}}), _obj()),
+    "integral-floats": (_obj(data={"a": 3.0, "b": [1.0, 2.5]}), _obj(data={"a": 3, "b": [1, 2.5]})),
+    "secret-stringData": (_obj(kind="Secret", data={"a": "YQ=="}, stringData={"b": "bee"}),
+                          _obj(kind="Secret", data={"a": "YQ==", "b": base64.b64encode(b"bee").decode()})),
+    "package-variant": (_obj(PKG, "Package", spec={"components": {}}),
+                        _obj(PKG, "Package", spec={"components": {}, "variant": "default"})),
+    "namespace-defaults": ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t"}},
+                           {"apiVersion": "v1", "kind": "Namespace",
+                            "metadata": {"name": "t", "labels": {"kubernetes.io/metadata.name": "t"}},
+                            "spec": {"finalizers": ["kubernetes"]}}),
+    "secret-type": (_obj(kind="Secret"), _obj(kind="Secret", type="Opaque")),
+    "service-defaults": (_obj(kind="Service", spec={"ports": [{"port": 80}]}),
+                         _obj(kind="Service", spec={"ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}],
+                                                    "type": "ClusterIP", "sessionAffinity": "None",
+                                                    "internalTrafficPolicy": "Cluster"})),
+    "workload-defaults": (
+        _obj("apps/v1", "DaemonSet", spec={"template": {"spec": {"containers": [{"name": "c", "image": "r/i:1"}]}}}),
+        _obj("apps/v1", "DaemonSet", spec={
+            "template": {"spec": {"containers": [{"name": "c", "image": "r/i:1", "imagePullPolicy": "IfNotPresent",
+                                                  "terminationMessagePath": "/dev/termination-log",
+                                                  "terminationMessagePolicy": "File", "resources": {}}],
+                                  "dnsPolicy": "ClusterFirst", "restartPolicy": "Always",
+                                  "schedulerName": "default-scheduler", "securityContext": {},
+                                  "terminationGracePeriodSeconds": 30}},
+            "revisionHistoryLimit": 10,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}})),
+}
+
+
+def test_every_entry_has_a_case_and_a_reason() -> None:
+    assert sorted(CASES) == sorted(e.name for e in NORMALISATIONS)
+    assert all(len(e.reason) > 20 for e in NORMALISATIONS)
+    assert all(len(f.reason) > 10 for f in FOREIGN)
+
+
+@pytest.mark.parametrize("entry", NORMALISATIONS, ids=lambda e: e.name)
+def test_entry(entry) -> None:
+    given, expected = CASES[entry.name]
+    obj = copy.deepcopy(given)
+    entry.apply(obj)
+    assert obj == expected
+
+
+@pytest.mark.parametrize("entry", NORMALISATIONS, ids=lambda e: e.name)
+def test_entry_leaves_other_objects_alone(entry) -> None:
+    bystander = {"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "b"}},
+                 "spec": {"replicas": 2, "text": "x"}}
+    obj = copy.deepcopy(bystander)
+    entry.apply(obj)
+    assert obj == bystander
+
+
+def test_defaults_are_not_applied_to_patches() -> None:
+    patch = _obj(PKG, "Package", spec={"components": {"cilium": {}}}, metadata={"uid": "u"})
+    assert normalise(patch, defaults=False) == _obj(PKG, "Package", spec={"components": {"cilium": {}}})
+    assert normalise(patch)["spec"]["variant"] == "default"
+
+
+def test_normalise_copies() -> None:
+    given = _obj(metadata={"uid": "u"}, data={"a": 1.0})
+    normalise(given)
+    assert given["metadata"]["uid"] == "u" and given["data"]["a"] == 1.0
+
+
+@pytest.mark.parametrize("entry", FOREIGN, ids=lambda f: "/".join(f.pointer))
+def test_foreign_path_dropped_from_live_only_when_the_render_lacks_it(entry) -> None:
+    *parents, leaf = entry.pointer
+
+    def build(value: Any) -> dict[str, Any]:
+        obj: dict[str, Any] = _obj(kind=entry.kind or "ConfigMap")
+        node = obj
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+        return obj
+
+    lacking = _obj(kind=entry.kind or "ConfigMap")
+    lacking["metadata"].pop(leaf, None)
+    live = build("theirs")
+    drop_foreign(live, lacking)
+    node: Any = live
+    for part in parents:
+        node = node.get(part, {})
+    assert leaf not in node
+    live = build("theirs")
+    drop_foreign(live, build("ours"))
+    assert live == build("theirs")  # the render sets it: compared, not dropped
+
+
+def test_foreign_keeps_the_other_labels() -> None:
+    live = _obj(metadata={"labels": {"app.kubernetes.io/managed-by": "Helm", "render.cozystack.io/cluster": "c"}})
+    drop_foreign(live, _obj(metadata={"labels": {"render.cozystack.io/cluster": "c"}}))
+    assert live["metadata"]["labels"] == {"render.cozystack.io/cluster": "c"}
+
+
+def test_project_keeps_only_the_patch_fields() -> None:
+    live = {"spec": {"variant": "kubeovn-cilium", "components": {"cilium": {"values": {"cilium": {
+        "k8sServiceHost": "h", "hubble": {"enabled": False, "metrics": {"enabled": ["dns"]}}}}}}}}
+    patch = {"spec": {"components": {"cilium": {"values": {"cilium": {"hubble": {"enabled": True,
+                                                                                  "metrics": {"enabled": ["x"]}}}}}}}}
+    assert project(live, patch) == {"spec": {"components": {"cilium": {"values": {"cilium": {
+        "hubble": {"enabled": False, "metrics": {"enabled": ["dns"]}}}}}}}}
+    assert project({"spec": {}}, patch) == {"spec": {}}  # missing on live: shows as added
+
+
+def test_service_fields_are_foreign_only_on_services() -> None:
+    live = _obj("example.org/v1", "Widget", spec={"clusterIP": "10.0.0.1"})
+    drop_foreign(live, _obj())
+    assert live["spec"] == {"clusterIP": "10.0.0.1"}

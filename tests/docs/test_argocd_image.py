@@ -1,0 +1,135 @@
+"""The sidecar image (docs/argocd/Dockerfile) builds reproducibly: a pinned base image, hashed pins for
+every Python dependency in a lock kept fresh against pyproject.toml, pinned helm, a .dockerignore that
+lets in only the local build inputs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from importlib import metadata
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.conftest import REPO
+
+DOCKERFILE = REPO / "docs" / "argocd" / "Dockerfile"
+LOCK = REPO / "docs" / "argocd" / "requirements.lock"
+# The sidecar's interpreter, for evaluating environment markers.
+SIDECAR = {"python_version": "3.11", "python_full_version": "3.11.11", "platform_python_implementation": "CPython",
+           "implementation_name": "cpython", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+           "platform_machine": "x86_64", "extra": ""}
+LOCK_COMMAND = ("pip-compile --generate-hashes --no-emit-find-links --no-emit-index-url "
+                "--output-file=docs/argocd/requirements.lock --strip-extras pyproject.toml")
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def lock_pins() -> dict[str, tuple[str, str | None, int]]:
+    """name -> (version, marker, number of hashes)."""
+    pins: dict[str, tuple[str, str | None, int]] = {}
+    current = None
+    for line in LOCK.read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$", line)
+        if match:
+            current = canonicalize_name(match.group(1))
+            pins[current] = (match.group(2), match.group(3), 0)
+        elif line.strip().startswith("--hash=sha256:") and current:
+            version, marker, hashes = pins[current]
+            pins[current] = (version, marker, hashes + 1)
+    return pins
+
+
+def runtime_requirements() -> list[Requirement]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return [Requirement(r) for r in project["dependencies"]]
+
+
+def applies(req: Requirement) -> bool:
+    return req.marker is None or req.marker.evaluate(SIDECAR)
+
+
+def test_base_image_is_pinned_by_version() -> None:
+    (base,) = [rest for word, rest in instructions() if word == "FROM"]
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?", base), base
+    assert "Python 3.11" in LOCK.read_text().splitlines()[1]  # the lock was resolved for the image's Python
+
+
+def test_install_uses_only_the_hashed_local_wheels() -> None:
+    runs = " && ".join(rest for word, rest in instructions() if word == "RUN")
+    installs = [part for part in runs.split("&&") if "pip install" in part]
+    assert len(installs) == 2
+    for part in installs:
+        args = shlex.split(part)
+        assert "--no-index" in args, part
+    assert "--require-hashes" in shlex.split(installs[0]) and "/tmp/build/requirements.lock" in installs[0]
+    assert "--no-deps" in shlex.split(installs[1]) and "cozy_render-" in installs[1]
+    assert not re.search(r"\b(curl|wget|apt-get|apk|git)\b", runs)
+
+
+def test_helm_is_pinned_to_the_ci_version_and_checked() -> None:
+    args = dict(rest.split("=", 1) for word, rest in instructions() if word == "ARG")
+    assert args["HELM_VERSION"] == "v3.17.2"
+    runs = " ".join(rest for word, rest in instructions() if word == "RUN")
+    assert 'helm version --short | grep -q "^${HELM_VERSION}+"' in runs
+
+
+def test_runs_as_argo_cd_user_with_writable_home() -> None:
+    words = instructions()
+    assert ("USER", "999:999") in words
+    assert any(word == "ENV" and "HOME=/tmp" in rest for word, rest in words)
+
+
+def test_dockerignore_lets_in_exactly_the_copied_inputs() -> None:
+    patterns = [p for p in (REPO / ".dockerignore").read_text().splitlines() if p and not p.startswith("#")]
+    assert patterns[0] == "*"
+    allowed = [p[1:].rstrip("/") for p in patterns[1:]]
+    assert all(p.startswith("!") for p in patterns[1:])
+    sources = [rest.split()[0] for word, rest in instructions() if word == "COPY"]
+    for source in sources:
+        stem = source.rstrip("/")
+        assert any(stem == a or Path(stem).match(a) for a in allowed), source
+    assert len(allowed) == len(sources)
+
+
+def test_lock_is_fresh_against_pyproject() -> None:
+    """Regenerate with the command in the lock's header (README "Argo CD") when this fails."""
+    assert LOCK_COMMAND in LOCK.read_text() and LOCK_COMMAND in (REPO / "README.md").read_text()
+    pins = lock_pins()
+    assert pins and all(hashes >= 1 for _, _, hashes in pins.values())
+    for req in runtime_requirements():
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is in pyproject.toml but not pinned in {LOCK.name}"
+        version, marker, _ = pins[name]
+        assert req.specifier.contains(version, prereleases=True), f"{name}=={version} breaks {req.specifier}"
+        assert (marker is None) == (req.marker is None), name
+        if marker is not None:
+            assert Marker(marker).evaluate(SIDECAR) == applies(req)
+    # every dependency of a dependency (for the sidecar's platform) is pinned too, and nothing else
+    closure: set[str] = set()
+    todo = [r for r in runtime_requirements() if applies(r)]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name in closure:
+            continue
+        closure.add(name)
+        todo += [r for r in (Requirement(s) for s in metadata.requires(req.name) or []) if applies(r)]
+    assert closure == set(pins), (sorted(closure), sorted(pins))
