@@ -145,8 +145,10 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
         raise _out_error("OUT-UNSAFE", f"--out {out} is a filesystem root", out)
     protected: set[Path] = set()
     folders: set[Path] = set()
+    roots: set[Path] = set()
     for result in results:
         overlay = result.overlay
+        roots |= {Path(os.path.abspath(overlay.root)), Path(os.path.realpath(overlay.root))}
         protected.add(Path(os.path.realpath(overlay.root / ".git")))
         named = [p for p, _ in getattr(overlay, "resolved", [])]
         for path in [*result.inputs, *named, *(p for _, p in getattr(overlay, "resolved", []) if p)]:
@@ -161,7 +163,9 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
             if _inside(path, candidate):
                 raise _out_error("OUT-UNSAFE", f"--out {out} would replace {display_path(path)}, which the render "
                                                "reads; write to a folder of its own", out)
-        for folder in folders | {p for p in protected if p.name == ".git"}:
+        # The repository root itself may hold inputs (a shared layer) and rendered/ beside them: only
+        # writing over an input, or into a folder of inputs below the root, is refused.
+        for folder in (folders - roots) | {p for p in protected if p.name == ".git"}:
             if _inside(candidate, folder):
                 raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(folder)}, which holds the "
                                                "render's inputs; write to a folder of its own", out)

@@ -119,3 +119,15 @@ def test_stale_staging_of_a_dead_process_is_removed(tmp_path: Path) -> None:
     foreign.mkdir()  # no mark: not ours
     output.write_clusters(out, {f"c1/{k}": v for k, v in files.items()}, all_clusters=True)
     assert not dead.exists() and foreign.exists()
+
+
+def test_out_beside_a_layer_at_the_repository_root_is_allowed(cli, fleet: Path) -> None:
+    """A shared layer may sit at the root; rendered/ beside it replaces nothing the render reads."""
+    cluster = fleet / "clusters" / "gpu-apt-01" / "cluster.yaml"
+    (fleet / "common.yaml").write_text("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n")
+    cluster.write_text(cluster.read_text().replace("inherits: [", "inherits: [../../common.yaml, ", 1))
+    assert "../../common.yaml" in cluster.read_text()
+    code, _, err = cli("render", str(cluster.parent), "--out", str(fleet / "rendered"))
+    assert code == 0, err
+    code, _, err = cli("render", str(cluster.parent), "--out", str(fleet / "common.yaml"))
+    assert code != 0
