@@ -54,7 +54,7 @@ def build(case: Path, dest: Path, spec: dict) -> Path:
     root = dest / "repo"
     if (case / "repo").is_dir():
         shutil.copytree(case / "repo", root, symlinks=True)
-    root.mkdir(exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)  # git keeps no empty repo/ folder
     (root / ".git").mkdir(exist_ok=True)
     for rel in spec.get("mkdirs", []):
         (root / rel).mkdir(parents=True, exist_ok=True)
