@@ -95,3 +95,10 @@ def test_without_a_terminal_nothing_is_watched() -> None:
             return False
 
     assert fleet.watching(Pipe()) is False  # type: ignore[arg-type]
+
+
+def test_a_warning_each_cluster_has_in_its_own_file_is_one_line_at_the_first() -> None:
+    tagged = [(f"c{i}", Finding("PLT-11", "same", Location(f"clusters/c{i}/cluster.yaml", 9, 3), WARNING))
+              for i in range(2)]
+    assert fleet.grouped_text(tagged) == ("clusters/c0/cluster.yaml:9:3: warning[PLT-11]: same  "
+                                          "[2 clusters: c0, c1; -v prints each]\n")
