@@ -155,7 +155,8 @@ def _job(request: DiffRequest, result: Any) -> _Job:
     name = result.overlay.name
     ignores = [parse_ignore(text, "--ignore") for text in request.ignore]
     overlay_ignores = result.overlay.get("diff", "ignore") or []
-    ignores += [parse_ignore(str(text), f"{name}: diff.ignore") for text in overlay_ignores]
+    ignores += [parse_ignore(str(text), "diff.ignore", result.overlay.locate(("diff", "ignore", i)))
+                for i, text in enumerate(overlay_ignores)]
     desired = desired_objects(result, request)
     if request.snapshot is not None or request.against is not None:
         folder = request.snapshot if request.snapshot is not None else request.against
@@ -194,6 +195,9 @@ def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> 
             # One cluster: its own context if the kubeconfig has one, else the current context.
             # --all: always the cluster's own (a fleet diff must never hit one cluster twice).
             context = cluster if (cluster in names or request.all_clusters) else current
+        if context is None:
+            raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no current context and "
+                                       f"none named {cluster!r}; pass --context")], EXIT_INPUT)
         if context not in names:
             raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
                                        f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
@@ -218,7 +222,7 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
             current = live.get(compare.key_of(obj))
             compare_to = obj
             if request.server_side and not (compare.is_patch(obj) and current is None) \
-                    and compare._skip_reason(obj, current, live_exists=current is not None) is None:
+                    and compare.skip_reason(obj, current, live_exists=current is not None) is None:
                 compare_to = source.dry_run_apply(obj)
             targets.append(compare.Desired(obj, compare_to))
         return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from renderer.diff.normalize import LAST_APPLIED, PACKAGE_API, Obj, drop_foreign, normalise, project
-from renderer.errors import ERROR, WARNING, Finding, RenderError
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 
 CLUSTER_LABEL = "render.cozystack.io/cluster"
 OWNERSHIP_ANNOTATION = "render.cozystack.io/ownership"
@@ -76,20 +76,20 @@ class Ignore(NamedTuple):
                 and (self.name in (None, "*") or self.name == name))
 
 
-def parse_ignore(text: str, where: str) -> Ignore:
+def parse_ignore(text: str, where: str, location: Location | None = None) -> Ignore:
     scope, sep, pointer = text.rpartition(":") if not text.startswith("/") else ("", "", text)
     if not sep:
         pointer = text
     if not pointer.startswith("/") or pointer == "/":
         raise RenderError([Finding("DIFF-IGNORE", f"{where}: {text!r} is not a JSON pointer such as /spec/replicas, "
-                                   "optionally scoped as KIND/NAME:/spec/replicas")])
+                                   "optionally scoped as KIND/NAME:/spec/replicas", location)])
     path = tuple(p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/"))
     kind = namespace = name = None
     if scope:
         parts = scope.split("/")
         if len(parts) > 3 or not all(parts):
             raise RenderError([Finding("DIFF-IGNORE", f"{where}: scope {scope!r} must be KIND, KIND/NAME or "
-                                       "KIND/NAMESPACE/NAME")])
+                                       "KIND/NAMESPACE/NAME", location)])
         kind = parts[0]
         if len(parts) == 2:
             name = parts[1]
@@ -234,7 +234,7 @@ def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | 
     return Outcome(cluster, items, findings)
 
 
-def _skip_reason(*objs: Obj | None, live_exists: bool) -> str | None:
+def skip_reason(*objs: Obj | None, live_exists: bool) -> str | None:
     for obj in objs:
         annotations = _annotations(obj)
         if str(annotations.get(FLUX_RECONCILE, "")).lower() == "disabled":
@@ -251,7 +251,7 @@ def _compare_one(key: Key, d: Desired, current: Obj | None, ignores: list[Ignore
                  content_only: bool, findings: list[Finding]) -> Item:
     api_version = str(d.obj.get("apiVersion", ""))
     patch = is_patch(d.obj) and not content_only
-    reason = _skip_reason(d.obj, current, live_exists=current is not None)
+    reason = skip_reason(d.obj, current, live_exists=current is not None)
     if reason is not None:
         return Item(key, api_version, SKIPPED, None, None, reason)
     if current is None and patch:

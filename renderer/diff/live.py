@@ -282,13 +282,28 @@ class ClusterSource:
             raise _error("DIFF-LIVE", f"{what}: truncated or malformed JSON from {self.host} ({self.where})") \
                 from None
 
+    def _object(self, what: str, body: Any) -> Obj:
+        if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+            raise _error("DIFF-LIVE", f"{what}: malformed response (not a Kubernetes object) from {self.host} "
+                         f"({self.where})")
+        return body
+
     def _client(self) -> Any:
         if self._dynamic is None:
             from kubernetes import dynamic
 
-            self._dynamic = self._call("API discovery", lambda _t: dynamic.DynamicClient(
-                self.api, cache_file=self.cache_file))
+            self._dynamic = self._call("API discovery", lambda _t: self._discovering(
+                "API discovery", lambda: dynamic.DynamicClient(self.api, cache_file=self.cache_file)))
         return self._dynamic
+
+    def _discovering(self, what: str, fn: Callable[[], T]) -> T:
+        # The client parses discovery itself and, on a body that is not JSON, goes on with a string
+        # (``meta_request`` returns the raw text) until an attribute lookup fails: malformed input.
+        try:
+            return fn()
+        except (ValueError, AttributeError, TypeError, KeyError):
+            raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} ({self.where})") \
+                from None
 
     def resource(self, api_version: str, kind: str) -> Any:
         """The discovered resource, or None if the server does not serve that kind."""
@@ -298,13 +313,15 @@ class ClusterSource:
         if cache_key not in self._resources:
             dc = self._client()
 
-            def find(_timeout: float) -> Any:
+            what = f"discovery of {kind} ({api_version})"
+
+            def lookup() -> Any:
                 try:
                     return dc.resources.get(api_version=api_version, kind=kind)
                 except ResourceNotFoundError:
                     return None
 
-            self._resources[cache_key] = self._call(f"discovery of {kind} ({api_version})", find)
+            self._resources[cache_key] = self._call(what, lambda _t: self._discovering(what, lookup))
         return self._resources[cache_key]
 
     # - what diff asks -
@@ -325,7 +342,7 @@ class ClusterSource:
                                         _request_timeout=timeout)
             except NotFoundError:
                 return None
-            return self._json(what, response)
+            return self._object(what, self._json(what, response))
 
         return self._call(what, get)
 
@@ -342,7 +359,8 @@ class ClusterSource:
             items = body.get("items") if isinstance(body, dict) else None
             if not isinstance(items, list):
                 raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.host}")
-            for item in items:  # list items omit apiVersion and kind
+            for item in items:  # items of built-in kinds omit apiVersion and kind
+                self._object(what, item)
                 item.setdefault("apiVersion", api_version)
                 item.setdefault("kind", kind)
             return items
@@ -364,16 +382,24 @@ class ClusterSource:
             response = resource.server_side_apply(body=obj, name=key[3], namespace=namespace,
                                                   field_manager=self.field_manager, force_conflicts=True,
                                                   dry_run="All", serialize=False, _request_timeout=timeout)
-            return self._json(what, response)
+            return self._object(what, self._json(what, response))
 
         return self._call(what, apply)
 
     def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
-        live = {key_of(obj): self.get(obj) for obj in desired}
+        """One label-selected list per kind (the cluster's objects, for orphans and as the live copy of
+        everything already synced), then a GET only for rendered objects the lists did not hold
+        (never synced, or not labelled yet: a patch target before its first apply)."""
         kinds = dict.fromkeys([(str(o["apiVersion"]), str(o["kind"])) for o in desired] + list(FEATURE_KINDS))
         labelled: list[Obj] = []
         for api_version, kind in kinds:
             labelled.extend(self.list_labelled(api_version, kind, cluster))
+        listed = {key_of(o): o for o in labelled}
+        live: dict[Key, Obj | None] = {}
+        for obj in desired:
+            key = key_of(obj)
+            found = listed.get(key) or (listed.get((key[0], key[1], "default", key[3])) if not key[2] else None)
+            live[key] = found if found is not None else self.get(obj)
         return live, labelled
 
 

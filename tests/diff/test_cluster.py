@@ -28,6 +28,19 @@ def synced(kube_fake: KubeFake, vlan: Path, tmp_path: Path) -> tuple[KubeFake, P
     return kube_fake, vlan, kube_fake.kubeconfig(tmp_path / "kubeconfig", [CLUSTER])
 
 
+def unlabel(fake: KubeFake, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+    """Take our cluster label off a live object: diff then reads it by name (as a patch target before
+    its first apply), so a fault injected on that GET is hit."""
+    meta: dict = {"name": name, **({"namespace": namespace} if namespace else {})}
+    obj = fake.get({"apiVersion": api_version, "kind": kind, "metadata": meta})
+    assert obj is not None
+    del obj["metadata"]["labels"]["render.cozystack.io/cluster"]
+
+
+NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+PLATFORM = ("cozystack.io/v1alpha1", "Package", "cozystack.cozystack-platform")
+
+
 def test_synced_cluster_shows_no_differences(synced: tuple[KubeFake, Path, Path]) -> None:
     _fake, vlan, kc = synced
     result = cozy("diff", vlan, "--kubeconfig", kc)
@@ -35,20 +48,20 @@ def test_synced_cluster_shows_no_differences(synced: tuple[KubeFake, Path, Path]
     assert "vlan-apt-01: 0 to create, 0 to change, 4 unchanged, 0 orphaned" in result.stdout
 
 
-def test_reads_only_the_rendered_names_and_one_labelled_list_per_kind(synced: tuple[KubeFake, Path, Path]) -> None:
+def test_reads_one_labelled_list_per_kind_and_gets_only_what_the_lists_lack(
+        synced: tuple[KubeFake, Path, Path]) -> None:
     fake, vlan, kc = synced
-    assert cozy("diff", vlan, "--kubeconfig", kc).code == 0
+    unlabelled = fake.get({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+                           "metadata": {"name": "vlan200", "namespace": "tenant-prod"}})
+    assert unlabelled is not None
+    del unlabelled["metadata"]["labels"]["render.cozystack.io/cluster"]
+    assert cozy("diff", vlan, "--kubeconfig", kc).code == 1  # the label is missing live: a change
     reads = [(m, p, q.get("labelSelector", [None])[0]) for m, p, q in fake.requests
              if "/namespaces/" in p or p.endswith(("packages", "network-attachment-definitions", "configmaps",
                                                    "daemonsets")) or "/packages/" in p]
     assert all(m == "GET" for m, _, _ in reads)
-    gets = sorted(p for _, p, s in reads if s is None)
-    assert gets == [
-        "/apis/cozystack.io/v1alpha1/packages/cozystack.cozystack-platform",
-        "/apis/k8s.cni.cncf.io/v1/namespaces/tenant-example/network-attachment-definitions/vlan100",
-        "/apis/k8s.cni.cncf.io/v1/namespaces/tenant-prod/network-attachment-definitions/vlan100",
-        "/apis/k8s.cni.cncf.io/v1/namespaces/tenant-prod/network-attachment-definitions/vlan200",
-    ]
+    assert [p for _, p, s in reads if s is None] == [
+        "/apis/k8s.cni.cncf.io/v1/namespaces/tenant-prod/network-attachment-definitions/vlan200"]
     lists = sorted(p for _, p, s in reads if s is not None)
     assert lists == ["/api/v1/configmaps", "/apis/apps/v1/daemonsets", "/apis/cozystack.io/v1alpha1/packages",
                      "/apis/k8s.cni.cncf.io/v1/network-attachment-definitions"]
@@ -119,6 +132,7 @@ def test_server_side_create_of_a_missing_object(synced: tuple[KubeFake, Path, Pa
 def test_api_errors_exit_above_one_naming_the_object(synced: tuple[KubeFake, Path, Path], status: int,
                                                      words: str) -> None:
     fake, vlan, kc = synced
+    unlabel(fake, *NAD, "vlan200", "tenant-prod")
     fake.fail(r"GET /apis/k8s.cni.cncf.io/v1/namespaces/tenant-prod/network-attachment-definitions/vlan200", status)
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 3, result
@@ -139,14 +153,16 @@ def test_forbidden_list_names_the_kind(synced: tuple[KubeFake, Path, Path]) -> N
 
 def test_a_passing_500_is_retried(synced: tuple[KubeFake, Path, Path]) -> None:
     fake, vlan, kc = synced
+    unlabel(fake, *PLATFORM)
     fake.fail(r"packages/cozystack.cozystack-platform", 500, times=2)
-    assert cozy("diff", vlan, "--kubeconfig", kc).code == 0
+    assert cozy("diff", vlan, "--kubeconfig", kc).code == 1  # through, after two 500s (the label is a change)
     hits = [p for m, p, _ in fake.requests if p.endswith("packages/cozystack.cozystack-platform")]
     assert len(hits) == 3
 
 
 def test_retries_are_bounded(synced: tuple[KubeFake, Path, Path]) -> None:
     fake, vlan, kc = synced
+    unlabel(fake, *PLATFORM)
     fake.fail(r"packages/cozystack.cozystack-platform", 503)
     assert cozy("diff", vlan, "--kubeconfig", kc).code == 3
     hits = [p for m, p, _ in fake.requests if p.endswith("packages/cozystack.cozystack-platform")]
@@ -155,6 +171,7 @@ def test_retries_are_bounded(synced: tuple[KubeFake, Path, Path]) -> None:
 
 def test_timeout_is_one_deadline(synced: tuple[KubeFake, Path, Path]) -> None:
     fake, vlan, kc = synced
+    unlabel(fake, *NAD, "vlan100", "tenant-example")
     fake.slow(r"network-attachment-definitions/vlan100", 5)
     result = cozy("diff", vlan, "--kubeconfig", kc, "--timeout", "0.5")
     assert result.code == 3
@@ -339,7 +356,7 @@ def test_concurrency_is_bounded(kube_fakes, tmp_path: Path) -> None:
         fake = kube_fakes()
         fake.add(*live_copy(render_objects(cluster)))
         fake.gauge = gauge
-        fake.slow(r"/apis/cozystack.io/v1alpha1/packages/", 0.3)  # every cluster is busy for a while
+        fake.slow(r"/apis/cozystack.io/v1alpha1/packages$", 0.3)  # every cluster is busy for a while
         servers[cluster.name] = fake
     result = cozy("diff", repo, "--all", "--kubeconfig", kubeconfig(tmp_path / "kc", servers), "--concurrency", "2")
     assert result.code == 0, result
@@ -361,7 +378,21 @@ def test_plt09_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
 
 def test_an_injected_404_means_absent(synced: tuple[KubeFake, Path, Path]) -> None:
     fake, vlan, kc = synced
+    unlabel(fake, *NAD, "vlan200", "tenant-prod")
     fake.fail(r"GET .*/network-attachment-definitions/vlan200$", 404)
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 1
     assert "to create             NetworkAttachmentDefinition tenant-prod/vlan200" in result.stdout
+
+
+@pytest.mark.parametrize("fault", ["garble", "truncate"])
+@pytest.mark.parametrize("where", [r"GET /apis$", r"GET /api/v1$", r"GET /apis/cozystack.io/v1alpha1$"])
+def test_broken_discovery_is_an_input_error_not_a_crash(synced: tuple[KubeFake, Path, Path], fault: str,
+                                                        where: str) -> None:
+    fake, vlan, kc = synced
+    getattr(fake, fault)(where)
+    result = cozy("diff", vlan, "--kubeconfig", kc)
+    assert result.code == 3, result
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error[DIFF-LIVE]: ") and "discovery" in line
+    assert "truncated" in line or "malformed" in line

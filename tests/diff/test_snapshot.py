@@ -375,3 +375,32 @@ manifests:
     result = cozy("diff", vlan, "--snapshot", write_list(tmp_path / "live.yaml", live))
     assert result.code == 0, result
     assert "unchanged             ConfigMap plain" in result.stdout
+
+
+def test_malformed_overlay_ignore_points_at_the_overlay_line(vlan: Path) -> None:
+    cluster = vlan / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + "diff:\n  ignore: [/spec/config, spec/config]\n")
+    result = cozy("diff", vlan, "--snapshot", DATA / "vlan-apt-01-live.yaml")
+    assert result.code == 3
+    assert result.stderr.startswith(f"{cluster}:")
+    assert "error[DIFF-IGNORE]: diff.ignore: 'spec/config' is not a JSON pointer" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_every_truncation_of_a_list_dump_is_an_error(vlan: Path, tmp_path: Path, fmt: str) -> None:
+    """A kubectl List ends with `kind: List` (YAML, keys sorted) or a closing brace (JSON): a dump cut
+    anywhere before that is refused, never read as fewer objects."""
+    full = write_list(tmp_path / f"full.{fmt}", live_copy(render_objects(vlan)), fmt).read_text()
+    end = full.index("kind: List") if fmt == "yaml" else len(full.rstrip()) - 1
+    cut = tmp_path / f"cut.{fmt}"
+    import io
+
+    from renderer.diff import DiffRequest, run
+    from renderer.errors import RenderError
+
+    for position in range(1, end, max(1, end // 25)):
+        cut.write_text(full[:position])
+        with pytest.raises(RenderError) as caught:
+            run(DiffRequest(vlan, snapshot=cut), stdout=io.StringIO(), stderr=io.StringIO())
+        (finding,) = caught.value.findings
+        assert finding.code == "DIFF-SNAPSHOT", (position, finding)
