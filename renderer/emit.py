@@ -18,6 +18,7 @@ from renderer.model import (
     PACKAGE_API,
     PATCH_ANNOTATIONS,
     PLATFORM_PACKAGE,
+    Derived,
     Emitted,
 )
 from renderer.overlay import confine
@@ -160,7 +161,9 @@ def _emit_manifests(ctx: _Emitting) -> None:
             docs = list_items(items, locs) if items is not None else [(data, locs)]  # linear (issue 12)
             for obj, obj_locs in docs:
                 _check_object(obj, obj_locs.get(()) or Location(display, 1, 1))
-                ctx.add(obj, obj_locs.get(()), [], role="manifest").locs = obj_locs
+                added = ctx.add(obj, obj_locs.get(()), [], role="manifest")
+                added.locs = obj_locs
+                added.derived = [Derived((), "manifests", ("manifests", i), note="a manifests: file")]
 
 
 def _check_object(obj: Any, where: Location | None) -> None:
