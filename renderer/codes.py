@@ -139,7 +139,8 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.flux", "renderer.commands.init")
+CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.flux", "renderer.commands.init",
+                                 "renderer.output_codes")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

@@ -146,9 +146,9 @@ def _one_line(text: str, style: str | None) -> str:
 
 
 def _ambiguous(text: str) -> bool:
-    from renderer.yamlio import _YAML11_AMBIGUOUS
+    from renderer.yamlio import needs_double_quotes
 
-    return _YAML11_AMBIGUOUS.match(text) is not None
+    return needs_double_quotes(text)
 
 
 def _literal_ok(text: str) -> bool:

@@ -114,3 +114,18 @@ def test_a_hit_charges_the_budget_parsing_would_have_spent() -> None:
     assert budget["left"] == 93
     layercache.parsed_layer("x.yaml", "text", parse, left, charge)  # a hit: not parsed, still charged
     assert budget["left"] == 86
+
+
+def test_a_base_served_from_the_cache_still_counts_against_the_render_budget(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from renderer import limits
+
+    overlay.load_overlay(fleet / "clusters" / "c0")  # parses and keeps base.yaml
+    used = limits.MAX_NODES - limits.current().nodes
+    monkeypatch.setattr(limits, "MAX_NODES", used - 1)  # one node short of what a cluster needs
+    with pytest.raises(RenderError) as refused:
+        overlay.load_overlay(fleet / "clusters" / "c1")  # base.yaml is a cache hit here
+    assert refused.value.findings[0].code == "OVL-LIMIT"
+    layercache.clear()
+    with pytest.raises(RenderError):  # the same verdict as a render that parses everything
+        overlay.load_overlay(fleet / "clusters" / "c2")
