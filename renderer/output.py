@@ -155,20 +155,24 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
             for variant in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
                 protected.add(variant)
                 folders.add(variant.parent)
-    targets = [target]
-    if all_clusters:
-        targets += [target / r.overlay.name for r in results]
-    for candidate in targets:
-        for path in protected:
-            if _inside(path, candidate):
-                raise _out_error("OUT-UNSAFE", f"--out {out} would replace {display_path(path)}, which the render "
-                                               "reads; write to a folder of its own", out)
-        # The repository root itself may hold inputs (a shared layer) and rendered/ beside them: only
-        # writing over an input, or into a folder of inputs below the root, is refused.
-        for folder in (folders - roots) | {p for p in protected if p.name == ".git"}:
-            if _inside(candidate, folder):
-                raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(folder)}, which holds the "
-                                               "render's inputs; write to a folder of its own", out)
+    # The repository root itself may hold inputs (a shared layer) and rendered/ beside them: only
+    # writing over an input, or into a folder of inputs below the root, is refused.
+    input_folders = (folders - roots) | {p for p in protected if p.name == ".git"}
+    for path in protected:
+        if _inside(path, target):
+            raise _out_error("OUT-UNSAFE", f"--out {out} would replace {display_path(path)}, which the render "
+                                           "reads; write to a folder of its own", out)
+    for folder in input_folders:
+        if _inside(target, folder):
+            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(folder)}, which holds the "
+                                           "render's inputs; write to a folder of its own", out)
+    # With --all each cluster folder target/<name> is checked too. Nothing protected is inside it (it
+    # would be inside target), and a folder holding it is an ancestor of target, checked above, or the
+    # cluster folder itself: one set lookup per cluster, not a scan (1,000 clusters made this quadratic).
+    for candidate in ([target / r.overlay.name for r in results] if all_clusters else []):
+        if candidate in input_folders:
+            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(candidate)}, which holds the "
+                                           "render's inputs; write to a folder of its own", out)
     if check_only:
         return check_report(out, files or {}, fmt, all_clusters=all_clusters)
     for folder in (cluster_folders(target, files or {}) if all_clusters else {target: {}}):
