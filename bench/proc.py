@@ -95,7 +95,7 @@ STAGES = [
     ("output schemas", "schemas/__init__.py:check_objects"),
     ("rules", "rules/__init__.py:run_rules"),
     ("YAML writing", "renderer/yamlio.py:dump_stream"),
-    ("writing files", "renderer/output.py:write_tree"),
+    ("--out: guard and write files", "renderer/output.py:write_out"),
 ]
 
 
