@@ -1,4 +1,4 @@
-"""bench/RESULTS.md: each bench script owns one `## ` section and replaces only that."""
+"""bench/RESULTS.md: each bench script owns one `## ` section and replaces only that (run.py rewrites it whole)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,4 @@ def write_section(heading: str, text: str) -> None:
     else:
         updated = current.rstrip() + "\n\n" + text
     RESULTS.write_text(updated)
+

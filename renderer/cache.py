@@ -4,8 +4,10 @@ Argo CD caches manifests per commit, so every commit to a fleet repository makes
 Application regenerate, although most clusters' inputs did not change. With
 ``COZY_RENDER_CACHE_DIR`` set (the sidecar points it at an emptyDir), ``cmp generate`` and
 ``render PATH`` look up the previous result for the same cluster, arguments and parameters, and
-replay it when every file the render read still has the same content and cozy-render and its
-libraries are the same files. A hit costs hashing a few files and imports none of the YAML,
+replay it when every file the render read still has the same content, every path it resolved
+still resolves to the same place (a symlinked layer is recorded as the link and its target, and a
+path it looked for and did not find must still be absent), and cozy-render and its libraries are
+the same files. A hit costs hashing a few files and imports none of the YAML,
 template or schema libraries. Output is byte-identical to a fresh render: the cache only skips
 work. Only successful renders are stored; errors are always recomputed.
 
@@ -24,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ENV = "COZY_RENDER_CACHE_DIR"
-_FORMAT = "cozy-render-cache-v1"
+_FORMAT = "cozy-render-cache-v2"
 # Libraries whose code shapes the output bytes (parsing, templating, emitting, validating).
 _LIBRARIES = ("ruamel.yaml", "_ruamel_yaml", "jinja2", "fastjsonschema")
 
@@ -73,10 +75,29 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _where(path: Path, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return str(absolute)
+
+
+def _resolves_to(named: str, root: Path) -> str | None:
+    """Where ``named`` (repository-relative or absolute) leads now, as recorded: None when nothing is there."""
+    path = root / named
+    if not os.path.exists(path):  # missing, a dangling link, or a link loop
+        return None
+    return _where(Path(os.path.realpath(path)), root)
+
+
 def lookup(folder: Path, entry_key: str, root: Path) -> tuple[str, str] | None:
     """(stdout, stderr) of the stored render when all its inputs are unchanged, else None."""
     try:
         entry = json.loads((folder / f"{entry_key}.json").read_text(encoding="utf-8"))
+        for named, real in entry["resolved"]:
+            if _resolves_to(named, root) != real:
+                return None
         for rel, digest in entry["inputs"].items():
             path = (root / rel).resolve()
             if root not in path.parents or _digest(path) != digest:
@@ -86,16 +107,28 @@ def lookup(folder: Path, entry_key: str, root: Path) -> tuple[str, str] | None:
         return None  # missing, unreadable or foreign entry: render afresh
 
 
-def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdout: str, stderr: str) -> None:
-    """Record a successful render; a failure to write only costs the next render its shortcut."""
+def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdout: str, stderr: str,
+          resolved: Iterable[tuple[Path, Path | None]] | None = None) -> None:
+    """Record a successful render; a failure to write only costs the next render its shortcut.
+
+    ``resolved`` is every path the render resolved, as named and what it led to (None: not found);
+    by default the record the loader kept for the render that just ran (``overlay.resolutions``).
+    """
     import tempfile
 
+    if resolved is None:
+        from renderer.overlay import resolutions
+
+        resolved = resolutions()
     try:
         recorded = {p.resolve().relative_to(root).as_posix(): _digest(p) for p in inputs}
+        paths = [[_where(named, root), None if real is None else _where(real, root)] for named, real in resolved]
+        for rel in recorded:  # every file read is also a path resolved (it may be reached through a link)
+            paths.append([rel, rel])
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"inputs": recorded, "stdout": stdout, "stderr": stderr}, handle)
+            json.dump({"inputs": recorded, "resolved": paths, "stdout": stdout, "stderr": stderr}, handle)
         os.replace(tmp, folder / f"{entry_key}.json")
     except (OSError, ValueError):
         pass

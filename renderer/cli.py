@@ -111,7 +111,7 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
-    if options["fmt"] is not None and options["out"] is not None:
+    if options["fmt"] is not None and options["out"] is not None and not options["check_only"]:  # --check -o json
         raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
     if options["annotate"] and options["out"] is not None:
         raise click.UsageError("--annotate prints a stream; it cannot be combined with --out")

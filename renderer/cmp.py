@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from renderer import limits
 from renderer.codes import Code
-from renderer.errors import ERROR, WARNING, Finding, RenderError, fail
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
 
 CODES: list[Code] = [
     Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
@@ -48,19 +49,75 @@ ENV_PREFIX = "ARGOCD_ENV_"
 _KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
 
 
+PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
+
+
+def _parameters_error(message: str, line: int = 1, col: int = 1) -> RenderError:
+    return fail("CMP-PARAMS", message, Location(PARAMETERS_ENV, line, col))
+
+
+def _refuse_deep_json(raw: str) -> None:
+    """Nesting is counted on the text before json.loads, whose recursion would crash on 100,000 levels."""
+    depth = 0
+    in_string = escaped = False
+    for index, char in enumerate(raw):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limits.MAX_PARAMETERS_DEPTH:
+                raise _parameters_error(f"{PARAMETERS_ENV} is nested deeper than {limits.MAX_PARAMETERS_DEPTH} levels",
+                                        1, index + 1)
+        elif char in "]}":
+            depth -= 1
+
+
+def _refuse_surrogates(value: Any) -> None:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _parameters_error(f"{PARAMETERS_ENV} holds a lone surrogate ({node[:40]!r}), which is not "
+                                        "Unicode text") from None
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def parse_parameters(raw: str) -> dict[str, Any]:
     """ARGOCD_APP_PARAMETERS: a JSON list of {name, string|array|map}; all leaf values are strings.
 
     An Application with no plugin parameters sends ``null``: Argo CD marshals the empty
     ``ApplicationSourcePluginParameters`` slice as JSON null (pkg/apis/application/v1alpha1/types.go,
     argo-cd#11900). ``null``, an empty value and an unset variable all mean "no parameters".
+    Size and nesting are bounded (``renderer.limits``) before parsing; text that is not Unicode (a lone
+    surrogate, escaped or from a non-UTF-8 environment) is refused.
     """
     if not raw.strip():
         return {}
+    if len(raw) > limits.MAX_PARAMETERS_BYTES:
+        raise _parameters_error(f"{PARAMETERS_ENV} is larger than {limits.MAX_PARAMETERS_BYTES} characters")
+    _refuse_deep_json(raw)
+    _refuse_surrogates(raw)
     try:
         items = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise fail("CMP-PARAMS", f"ARGOCD_APP_PARAMETERS is not JSON: {exc.msg}") from None
+        raise _parameters_error(f"{PARAMETERS_ENV} is not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:  # unreachable after _refuse_deep_json; kept so no input can crash the process
+        raise _parameters_error(f"{PARAMETERS_ENV} is nested too deeply") from None
+    _refuse_surrogates(items)
     if items is None:
         return {}
     if not isinstance(items, list):

@@ -140,7 +140,7 @@ CODES: list[Code] = [
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
 CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.flux", "renderer.commands.init",
-                                 "renderer.effective")
+                                 "renderer.output_codes", "renderer.effective")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

@@ -18,12 +18,13 @@ from renderer.model import (
     PACKAGE_API,
     PATCH_ANNOTATIONS,
     PLATFORM_PACKAGE,
+    Derived,
     Emitted,
 )
 from renderer.overlay import confine
 from renderer.resolve import Plan
 from renderer.tree import copy_tree, helm_merge
-from renderer.yamlio import Path_, display_path, load_documents, read_text
+from renderer.yamlio import Path_, display_path, list_items, load_documents, read_text
 
 # Output order (documented in the README): Namespaces, CRDs, the platform Package, other Packages,
 # then everything else; ties broken by API group, kind, namespace, name.
@@ -157,11 +158,12 @@ def _emit_manifests(ctx: _Emitting) -> None:
         for data, locs in load_documents(read_text(file, display), display, yaml11=True):
             items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \
                 and isinstance(data.get("items"), list) else None
-            docs = [(item, {k[2:]: v for k, v in locs.items() if k[:2] == ("items", n)})
-                    for n, item in enumerate(items)] if items is not None else [(data, locs)]
+            docs = list_items(items, locs) if items is not None else [(data, locs)]  # linear (issue 12)
             for obj, obj_locs in docs:
                 _check_object(obj, obj_locs.get(()) or Location(display, 1, 1))
-                ctx.add(obj, obj_locs.get(()), [], role="manifest").locs = obj_locs
+                added = ctx.add(obj, obj_locs.get(()), [], role="manifest")
+                added.locs = obj_locs
+                added.derived = [Derived((), "manifests", ("manifests", i), note="a manifests: file")]
 
 
 def _check_object(obj: Any, where: Location | None) -> None:

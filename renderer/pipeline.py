@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from renderer import batch
 from renderer.emit import RenderResult, emit
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 from renderer.overlay import load_overlay
@@ -49,7 +50,7 @@ def render_many(paths: list[Path], *, variants: Path | None = None, root: Path |
     """Render every path; returns (results, warnings). Every failure is collected before raising,
     and with ``strict`` warnings fail the render as errors do."""
     results, failures = [], []
-    for p in paths:
+    for p in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
         try:
             results.append(render(p, variants=variants, root=root, extra_vars=extra_vars,
                                   kubernetes_version=kubernetes_version, validator=validator))

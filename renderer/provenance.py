@@ -164,7 +164,13 @@ class Tracer:
     def trace(self, e: Emitted, path: Path_, value: Any) -> list[Step]:
         if e.locs is not None:
             loc = e.locate(path, self.overlay)
-            return [Step("manifest", f"manifest file {loc}" if loc else "manifest file", loc)]
+            steps = [Step("manifest", f"manifest file {loc}" if loc else "manifest file", loc)]
+            for d in e.derived:
+                if d.route is not None:
+                    entry = self.overlay.locate(d.route)
+                    steps.append(Step("route", f"listed in {dotted(d.route)}" + (f" at {entry}" if entry else ""),
+                                      entry, dotted(d.route), self.overlay.get(*d.route)))
+            return steps
         stamped = self._stamped(e, path)
         if stamped:
             return stamped

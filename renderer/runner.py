@@ -16,6 +16,7 @@ def execute(body: Callable[[], int | None], debug: bool = False,
             passthrough: tuple[type[BaseException], ...] = ()) -> NoReturn:
     """Run ``body`` and exit. ``passthrough`` exceptions (Click's usage errors) are re-raised for
     their owner to report."""
+    __import__("renderer.output").output.configure_streams()  # UTF-8 stdout in any locale (issue 12)
     try:
         code = body()
         sys.stdout.flush()

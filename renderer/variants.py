@@ -46,7 +46,7 @@ class Variants:
                 self._files[relpath] = _load(str(user))
             elif not shipped.is_file():
                 continue  # removed since the bundle was generated: never served from the bundle
-            elif bundled["digest"] == _digest(shipped):
+            elif _matches_bundle(shipped, bundled["digest"]):
                 self._files[relpath] = bundled["documents"]
             else:
                 self._files[relpath] = _load(str(shipped))
@@ -87,6 +87,35 @@ def _digest(path: Path) -> str:
 
     data = path.read_bytes()
     return f"{len(data)}:{zlib.crc32(data):08x}"
+
+
+# Shipped files whose digest matched the bundle in this process: path -> (inode, size, mtime, ctime).
+_verified: dict[Path, tuple[int, int, int, int]] = {}
+# A file changed less than this before it was hashed may change again within the same timestamp
+# tick, leaving its stat as it was; such a file is hashed on every render (git's "racy clean" rule).
+_RACY_NS = 2_000_000_000
+
+
+def _matches_bundle(path: Path, digest: str) -> bool:
+    """Whether a shipped file still holds the bytes the bundle was generated from.
+
+    Hashed once per process (a fleet render builds ``Variants`` once per cluster); later renders
+    trust it while its inode, size, mtime and ctime are unchanged. Any write changes mtime and
+    ctime (ctime even when mtime is set back), so an edit during the run is hashed again.
+    """
+    import os
+    import time
+
+    st = os.stat(path)
+    signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if _verified.get(path) == signature:
+        return True
+    _verified.pop(path, None)
+    if _digest(path) != digest:
+        return False
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+        _verified[path] = signature
+    return True
 
 
 def bundle_source() -> str:

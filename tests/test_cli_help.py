@@ -52,7 +52,8 @@ def test_completion_prints_the_script(cli, shell: str) -> None:
 
 def _complete(words: str, cwd: Path) -> list[str]:
     env = {**os.environ, "_COZY_RENDER_COMPLETE": "bash_complete", "COMP_WORDS": words,
-           "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)), "PYTHONPATH": str(REPO)}
+           "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)), "PYTHONPATH": str(REPO),
+           "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run([sys.executable, "-c", "from renderer.cli import main; main(prog_name='cozy-render')"],
                           cwd=cwd, env=env, capture_output=True, text=True, check=False)
     return [line.split(",", 1)[1] for line in proc.stdout.splitlines()]

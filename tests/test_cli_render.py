@@ -63,7 +63,7 @@ def test_out_writes_a_kustomize_directory(cli, tmp_path: Path) -> None:
     assert (code, stdout) == (0, ""), err
     kustomization = YAML(typ="safe").load((out / "kustomization.yaml").read_text())
     files = sorted(p.name for p in out.iterdir())
-    assert sorted(kustomization["resources"] + ["kustomization.yaml"]) == files
+    assert sorted(kustomization["resources"] + ["kustomization.yaml", ".cozy-render"]) == files
     assert "package_cozystack.cozystack-platform.yaml" in files
     _, stream, _ = cli("render", SAMPLE)
     joined = [YAML(typ="safe").load((out / f).read_text()) for f in kustomization["resources"]]

@@ -4,22 +4,26 @@ exactly today's output through a pipe."""
 from __future__ import annotations
 
 import os
-import pty
-import select
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from renderer.commands import fleet
 from renderer.errors import WARNING, Finding, Location
 from tests.conftest import OVERLAYS, REPO
 
+pty_only = pytest.mark.skipif(sys.platform == "win32", reason="no pseudo-terminals on Windows")
+
 
 def _run_with_stderr(args: list[str], terminal: bool, cwd: Path) -> tuple[int, bytes, bytes]:
     """Run cozy-render with stdout on a pipe and stderr on a pty (terminal) or a pipe."""
+    import pty
+    import select
     command = [sys.executable, "-m", "renderer", *args]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100", "PYTHONDONTWRITEBYTECODE": "1"}
     if not terminal:
         proc = subprocess.run(command, cwd=cwd, capture_output=True, env=env, check=False)
         return proc.returncode, proc.stdout, proc.stderr
@@ -55,6 +59,7 @@ def _tree(tmp_path: Path) -> Path:
     return tree
 
 
+@pty_only
 def test_a_pipe_gets_byte_identical_render_all_output_with_a_terminal_on_stderr(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     piped = _run_with_stderr(["render", ".", "--all"], terminal=False, cwd=tree)
@@ -67,6 +72,7 @@ def test_a_pipe_gets_byte_identical_render_all_output_with_a_terminal_on_stderr(
     assert any(line.startswith("7 clusters, ") and " objects, 0 errors, " in line for line in summary)
 
 
+@pty_only
 def test_check_all_on_a_terminal_ends_with_the_summary(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     code, out, err = _run_with_stderr(["check", ".", "--all"], terminal=True, cwd=tree)
@@ -95,3 +101,10 @@ def test_without_a_terminal_nothing_is_watched() -> None:
             return False
 
     assert fleet.watching(Pipe()) is False  # type: ignore[arg-type]
+
+
+def test_a_warning_each_cluster_has_in_its_own_file_is_one_line_at_the_first() -> None:
+    tagged = [(f"c{i}", Finding("PLT-11", "same", Location(f"clusters/c{i}/cluster.yaml", 9, 3), WARNING))
+              for i in range(2)]
+    assert fleet.grouped_text(tagged) == ("clusters/c0/cluster.yaml:9:3: warning[PLT-11]: same  "
+                                          "[2 clusters: c0, c1; -v prints each]\n")

@@ -97,3 +97,13 @@ def test_without_a_schema_in_the_tree_the_modeline_names_the_id(cli, tree: Path)
     assert cli("init", "m2", "--os", "apt", "--root", str(tree))[0] == 0
     first = (tree / "clusters" / "m2" / "cluster.yaml").read_text(encoding="utf-8").splitlines()[0]
     assert first == "# yaml-language-server: $schema=https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json"
+
+
+def test_a_tree_without_bases_gets_a_self_contained_file(cli, tmp_path: Path) -> None:
+    tree = tmp_path / "empty"
+    (tree / "clusters").mkdir(parents=True)
+    (tree / ".git").mkdir()
+    code, _, err = cli("init", "solo-01", "--os", "talos", "--gpu", "container", "--root", str(tree))
+    assert code == 0, err
+    text = (tree / "clusters" / "solo-01" / "cluster.yaml").read_text(encoding="utf-8")
+    assert "inherits" not in text and "variant: isp-full " in text

@@ -163,7 +163,17 @@ def test_templates_see_vars_and_cluster(repo) -> None:
     ("{{ ''.__class__.__mro__ }}", "refused by the sandbox"),
     ("{{ cycler }}", "undefined in template"),
     ("{{ 'a' * 100000000 }}", "result too large"),
-    ("{{ 9 ** 99999 }}", "exponent too large"),
+    ("{{ 9 ** 99999 }}", "integer result larger than"),
+    ("{{ ((9 ** 999) ** 999) ** 999 }}", "integer result larger than"),
+    ("{{ 'x' | center(900000000) }}", "center width too large"),
+    ("{{ '%0900000000d' | format(1) }}", "format width too large"),
+    ("{{ '%0900000000d' % 1 }}", "format width too large"),
+    ("{{ '{:0900000000}'.format(1) }}", "format width too large"),
+    ("{{ 'x'.ljust(900000000) }}", "ljust width too large"),
+    ("{{ ('x' * 999999) | replace('x', 'yy') }}", "too large"),
+    ("{% set s = 'x' * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}", "steps"),
+    ("{{ [1, 2] | random }}", "No filter named 'random'"),
+    ("{{ vars.items }}", "only strings, numbers, booleans"),
     ("{% for x in %}", "template syntax error"),
 ])
 def test_template_errors_and_sandbox(repo, monkeypatch, template: str, message: str) -> None:

@@ -203,3 +203,10 @@ def test_an_owned_networking_value_names_the_configmap_entry_that_won(cli, overl
     code, out, _ = cli("explain", "clusters/hubble-generic-01", "--rendered", "Package/cozystack.networking",
                        "/spec/components/kubeovn/values/kube-ovn/ipv4/SVC_CIDR")
     assert "platform.values.networking.serviceCIDR set in base/cluster.yaml:19:20" in out
+
+
+def test_a_manifest_file_value_names_its_line_and_the_entry_that_listed_it(cli, overlays_cwd: Path) -> None:
+    code, out, _ = cli("explain", "clusters/gpu-apt-01", "--rendered", "Namespace/tenant-example", "/metadata/name")
+    assert code == 0
+    assert out.splitlines()[2:] == ["    manifest file extra/namespace.yaml:4:9",
+                                    "    listed in manifests[0] at clusters/gpu-apt-01/cluster.yaml:29:5"]

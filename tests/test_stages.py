@@ -10,16 +10,17 @@ from tests.conftest import REPO
 # Stage of each core module (a package name covers its submodules). Shared leaf modules (errors,
 # tree, model) sit at the stage where they are first needed.
 STAGES = [
-    ("load", ["renderer.errors", "renderer.tree", "renderer.yamlio", "renderer.templating",
-              "renderer.overlay_schema", "renderer.overlay", "renderer.variants", "renderer._generated"]),
+    ("load", ["renderer.errors", "renderer.limits", "renderer.tree", "renderer.yamlio", "renderer.emitter",
+              "renderer.templating", "renderer.overlay_schema", "renderer.layercache", "renderer.overlay",
+              "renderer.variants", "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.platform", "renderer.platform_chart", "renderer.features",
                  "renderer.resolve"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
+    ("output", ["renderer.output", "renderer.output_codes", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
                 "renderer.docs_reference"]),
-    ("drive", ["renderer.pipeline", "renderer.cmp", "renderer.diff", "renderer.inputs", "renderer.provenance",
-               "renderer.effective"]),
+    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp", "renderer.diff", "renderer.inputs",
+               "renderer.provenance", "renderer.effective"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands", "renderer.effective.command")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from renderer.errors import RenderError
+from renderer.limits import MAX_DEPTH
 from renderer.yamlio import KEY, dump_stream, load_documents
 
 TRICKY = {
@@ -66,7 +67,7 @@ def test_deep_nesting_is_refused_before_libyaml_recurses() -> None:
     with pytest.raises(RenderError) as info:
         load_documents(text, "deep.yaml")
     (finding,) = info.value.findings
-    assert finding.code == "OVL-LIMIT" and "deeper than 200 levels" in finding.message
+    assert finding.code == "OVL-LIMIT" and f"deeper than {MAX_DEPTH} levels" in finding.message
     assert str(finding.location).startswith("deep.yaml:1:")
 
 
@@ -103,3 +104,20 @@ def test_display_relative_to_sets_the_base_for_a_block(tmp_path: Path, monkeypat
         with pytest.raises(RenderError):
             load_documents("a: [\n", display_path(base))
     assert display_path(base) == "../../base/cluster.yaml"  # restored after the block, even after an error
+
+
+@pytest.mark.parametrize("text, value", [
+    ("12:30", "12:30"), ("yes", True), ("Off", False), ("y", True), ("0755", 493), ("0o17", 15), ("0x1F", 31),
+    ("-0b101", -5), ("1_000", 1000), ("08", 8), ("1e3", 1000), ("100.0", 100), ("1.5", 1.5), ("1e400", "1e400"),
+    ("9" * 30, float("9" * 30)), ("2001-12-14", "2001-12-14"), ("~", None), ("NuLL", "NuLL"), ("0x1.8p1", "0x1.8p1"),
+])
+def test_manifest_scalars_read_as_go_yaml_v2_then_json(text: str, value: object) -> None:
+    """What `kubectl label --local -o json` shows (tests/test_kubectl_scalars.py checks it against kubectl)."""
+    ((data, _),) = load_documents(f"v: {text}\n", "m.yaml", yaml11=True)
+    assert data["v"] == value and type(data["v"]) is type(value)
+
+
+def test_a_merge_does_not_take_the_positions_of_explicit_keys() -> None:
+    ((data, locs),) = load_documents("base: &b {a: 1, b: 2}\nx:\n  a: 9\n  <<: *b\n", "f.yaml")
+    assert data["x"] == {"a": 9, "b": 2}
+    assert (locs[("x", "a")].line, locs[("x", "b")].line) == (3, 1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from renderer import report
+from renderer import batch, report
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, Finding
 from renderer.requests import CheckRequest
 
@@ -20,7 +20,7 @@ def run(req: CheckRequest) -> int:
                                        validator=req.validator)
         return EXIT_FINDINGS if [f for f in watched if f.severity == ERROR or req.strict] else EXIT_OK
     findings: list[Finding] = []
-    for path in paths:
+    for path in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
         result = render(path, refuse=False, variants=req.variants, root=req.root,
                         kubernetes_version=req.kubernetes_version, validator=req.validator)
         chart = chart_findings(result)  # the real platform chart, when helm is available

@@ -37,13 +37,15 @@ def run(paths: list[Path], render_one: Callable[[Path], RenderResult], label: st
     Returns (results, failures, every finding tagged with its cluster, seconds)."""
     import click
 
+    from renderer import batch
+
     started = time.monotonic()
     results: list[RenderResult] = []
     failures: list[Finding] = []
     tagged: list[tuple[str, Finding]] = []
     with click.progressbar(paths, label=label, file=sys.stderr, show_pos=True,
                            item_show_func=lambda p: p.name if p else None) as bar:
-        for path in bar:
+        for path in batch.clusters(bar):  # the collector paused between clusters (renderer.batch)
             try:
                 result = render_one(path)
             except RenderError as exc:
@@ -59,9 +61,16 @@ def grouped_text(tagged: list[tuple[str, Finding]], verbose: bool = False) -> st
     """Finding lines; a warning several clusters share is one line with a count and names."""
     if verbose:
         return "".join(f.format() + "\n" for _, f in tagged)
+    # A repeated warning is shown at its first copy's location: the same line when it is in a shared
+    # base, the first cluster's file when each cluster has its own.
+    first: dict[tuple[str, str], Any] = {}
+    for _, finding in tagged:
+        if finding.severity == WARNING:
+            first.setdefault((finding.code, finding.message), finding.location)
     clusters: dict[Finding, list[str]] = {}
     for name, finding in tagged:
-        key = finding if finding.severity != WARNING else finding._replace(location=_shared(finding, tagged))
+        key = finding if finding.severity != WARNING else \
+            finding._replace(location=first[finding.code, finding.message])
         names = clusters.setdefault(key, [])
         if name not in names:
             names.append(name)
@@ -73,15 +82,6 @@ def grouped_text(tagged: list[tuple[str, Finding]], verbose: bool = False) -> st
             line += f"  [{len(names)} clusters: {shown}; -v prints each]"
         lines.append(line + "\n")
     return "".join(lines)
-
-
-def _shared(finding: Finding, tagged: list[tuple[str, Finding]]) -> Any:
-    """The location a repeated warning is shown at: its own when every copy shares it (a base
-    file), else the first copy's (each cluster file has its own line)."""
-    for _, other in tagged:
-        if other.severity == WARNING and (other.code, other.message) == (finding.code, finding.message):
-            return other.location
-    return finding.location
 
 
 def summary(results: list[RenderResult], tagged: list[tuple[str, Finding]], clusters: int, seconds: float) -> str:

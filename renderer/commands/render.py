@@ -7,7 +7,7 @@ import sys
 
 from renderer import report
 from renderer.commands.common import Produced, render_reporting_warnings, write_cached
-from renderer.errors import EXIT_FINDINGS, EXIT_OK
+from renderer.errors import EXIT_OK
 from renderer.requests import RenderRequest
 
 
@@ -47,13 +47,7 @@ def run(req: RenderRequest) -> int:
         prefix = f"{r.overlay.name}/" if req.all_clusters else ""
         for name, content in output.directory_files(flux.disable_substitution(r.manifests)).items():
             files[prefix + name] = content
-    if req.check_only:
-        stale = output.stale_files(req.out, files)
-        for line in stale:
-            sys.stderr.write(f"{line} (re-run cozy-render render --out)\n")
-        return EXIT_FINDINGS if stale else EXIT_OK
-    output.write_tree(req.out, files)
-    return EXIT_OK
+    return output.write_out(req.out, files, results, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
 
 
 def _stream(req: RenderRequest) -> Produced:

@@ -1,0 +1,31 @@
+"""Many clusters in one process (``render --all``, ``check --all``) without the garbage collector's quadratic tax.
+
+Every cluster's result stays alive until the whole fleet is written (``--out`` replaces the folder
+atomically, at the end), so the live heap grows with the fleet. CPython's automatic collector then
+keeps re-scanning that heap in full collections: 1,000 clusters took ~60% longer than with the
+collector off (and 100 -> 1,000 clusters grew 12x, not 10x). Rendering one cluster makes a little
+cyclic garbage (exceptions, template objects), which is why the collector is not simply switched off:
+while ``clusters`` iterates, automatic collection is paused and the young generations are collected
+between clusters, which frees that garbage while never walking the results already kept.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def clusters(items: Iterable[T]) -> Iterator[T]:
+    """``items``, one at a time, with the collector paused in between (restored when the loop ends)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for item in items:
+            yield item
+            gc.collect(1)  # what the last cluster left unreachable; the kept results are older
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,164 @@
+"""The hostile-input corpus (issue 12): every case under tests/cases/invalid/ is refused cleanly.
+
+A case folder holds ``case.json`` and usually ``repo/`` (the overlay repository, copied to a temporary
+folder with a ``.git`` marker). ``case.json``:
+
+- ``args``: the cozy-render command line, run in ``repo/`` (or ``cwd``, relative to the case copy);
+- ``exit`` (default 3) and ``code``: the exit code and the one code every error line carries;
+- ``where``: where the first error points (``file:line:col``, or part of it such as ``file:line:``);
+- ``located`` (default true): every line is ``file:line:col: error[CODE]: message``; false for refusals
+  about no place in a file (``--out`` folders, parameters' meaning), which are ``[where: ]error[CODE]: message``;
+- ``generate``: ``{path: python expression}`` for contents too large or too odd to keep in Git (the names
+  ``HEAD``, ``BASE``, ``CM`` are the usual file heads below); ``symlinks`` ``{path: target}``, ``fifos``,
+  ``mkdirs``; ``env``, ``env_hex`` (bytes, hex-encoded, for values no text can hold), ``generate_env``.
+
+Each case runs in a child process under ``RLIMIT_AS`` = 500 MiB and must finish within 5 s: no input
+may take more before being refused. Stdout stays empty, no traceback or internal error is printed, and
+nothing in the case's folder (inputs, ``--out``) changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+CORPUS = Path(__file__).parent / "cases" / "invalid"
+HEAD = ("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
+        "host: {os: apt}\nplatform: {variant: isp-full-generic}\n")
+BASE = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n"
+HEAD4 = HEAD.replace("platform: {variant: isp-full-generic}\n", "")
+NAMESPACE = {"HEAD": HEAD, "HEAD4": HEAD4, "BASE": BASE, "CM": CM}
+
+WALL_SECONDS = 5.0
+MEMORY_BYTES = 500 * 1024 * 1024
+LOCATED = re.compile(r"^(?P<where>.+?:\d+:\d+): error\[(?P<code>[A-Z]+(?:-[A-Z0-9]+)*)\]: \S.*$")
+UNLOCATED = re.compile(r"^(?:(?P<where>.+?): )?error\[(?P<code>[A-Z]+(?:-[A-Z0-9]+)*)\]: \S.*$")
+
+
+def cases() -> list[Path]:
+    return sorted(p for p in CORPUS.iterdir() if (p / "case.json").is_file())
+
+
+def build(case: Path, dest: Path, spec: dict) -> Path:
+    root = dest / "repo"
+    if (case / "repo").is_dir():
+        shutil.copytree(case / "repo", root, symlinks=True)
+    root.mkdir(parents=True, exist_ok=True)  # git keeps no empty repo/ folder
+    (root / ".git").mkdir(exist_ok=True)
+    for rel in spec.get("mkdirs", []):
+        (root / rel).mkdir(parents=True, exist_ok=True)
+    for rel, expression in spec.get("generate", {}).items():
+        content = eval(expression, dict(NAMESPACE))  # trusted test data: the corpus's own expressions
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content)
+    for rel, target in spec.get("symlinks", {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, root / rel)
+    for rel in spec.get("fifos", []):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(root / rel)
+    return root
+
+
+def snapshot(folder: Path) -> dict[str, object]:
+    """Every entry under ``folder``: file bytes, link targets, and what else sits there."""
+    state: dict[str, object] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                state[rel] = ("link", os.readlink(path))
+            elif path.is_fifo():
+                state[rel] = "fifo"
+            elif path.is_file():
+                state[rel] = path.read_bytes()
+            else:
+                state[rel] = "dir"
+    return state
+
+
+def _limit_child() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(WALL_SECONDS) * 2, int(WALL_SECONDS) * 2))
+
+
+def run_case(case: Path, tmp_path: Path) -> tuple[int, str, str, float, int, dict]:
+    spec = json.loads((case / "case.json").read_text())
+    build(case, tmp_path, spec)
+    env: dict[str | bytes, str | bytes] = {k: v for k, v in os.environ.items()
+                                           if not k.startswith(("ARGOCD_", "COZY_RENDER", "NO_COLOR"))}
+    env["PYTHONPATH"] = str(REPO)
+    env.update(spec.get("env", {}))
+    for key, expression in spec.get("generate_env", {}).items():
+        env[key] = eval(expression, dict(NAMESPACE))  # trusted test data
+    if spec.get("env_hex"):
+        env = {os.fsencode(k): os.fsencode(v) for k, v in env.items()}
+        env.update({k.encode(): bytes.fromhex(v) for k, v in spec["env_hex"].items()})
+    cwd = tmp_path / spec.get("cwd", "repo")
+    before = snapshot(tmp_path)
+    out_file, err_file = tmp_path.parent / f"{case.name}.out", tmp_path.parent / f"{case.name}.err"
+    with open(out_file, "wb") as out, open(err_file, "wb") as err:
+        start = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "renderer", *spec["args"]], cwd=cwd, env=env,
+                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_limit_child)
+        status = rusage = None
+        while time.monotonic() - start < WALL_SECONDS * 3:
+            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.01)
+        else:
+            proc.kill()
+            proc.wait()
+            pytest.fail(f"{case.name}: still running after {WALL_SECONDS * 3} s")
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    assert snapshot(tmp_path) == before, f"{case.name}: the run changed files in the case's folder"
+    return (proc.returncode, out_file.read_bytes().decode("utf-8", "replace"),
+            err_file.read_bytes().decode("utf-8", "replace"), wall, rusage.ru_maxrss * 1024, spec)
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda p: p.name)
+def test_hostile_input_is_refused_cleanly(case: Path, tmp_path: Path) -> None:
+    code, out, err, wall, rss, spec = run_case(case, tmp_path / "case")
+    assert "Traceback" not in err and "internal error" not in err, err[-2000:]
+    assert code == spec.get("exit", 3), f"exit {code}, expected {spec.get('exit', 3)}\n{err[-2000:]}"
+    assert out == "", "a refused run printed to stdout"
+    assert wall <= WALL_SECONDS, f"took {wall:.1f} s"
+    assert rss <= MEMORY_BYTES, f"peak RSS {rss // 2**20} MiB"
+    if spec.get("code") is None:  # a Click usage error (exit 2): Click's own format
+        assert "Error:" in err
+        return
+    lines = err.rstrip("\n").split("\n")
+    shape = LOCATED if spec.get("located", True) else UNLOCATED
+    for line in lines:
+        found = shape.match(line)
+        assert found, f"not a one-line `file:line:col: error[CODE]: message` refusal: {line!r}"
+        assert found["code"] == spec["code"], line
+    if spec.get("where"):
+        location = lines[0].split(": error[", 1)[0]
+        assert spec["where"] in location + ":", f"{lines[0]!r} is not at {spec['where']!r}"
+
+
+def test_the_corpus_covers_every_class() -> None:
+    classes: dict[str, int] = {}
+    for case in cases():
+        kind = json.loads((case / "case.json").read_text())["class"]
+        classes[kind] = classes.get(kind, 0) + 1
+    assert set(classes) == {"yaml", "layering", "templating", "manifests", "values", "cli", "cmp"}
+    assert sum(classes.values()) >= 120 and min(classes.values()) >= 10, classes
