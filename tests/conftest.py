@@ -100,6 +100,15 @@ def repo(tmp_path: Path):
 
 
 @pytest.fixture
+def samples(tmp_path: Path) -> Path:
+    """A copy of the bundled sample overlay tree (with a .git marker); returns its root."""
+    root = tmp_path / "samples"
+    shutil.copytree(OVERLAYS, root)
+    (root / ".git").mkdir()
+    return root
+
+
+@pytest.fixture
 def cluster(repo):
     """Write an overlay document as clusters/c1/cluster.yaml of a fresh repository; returns its folder."""
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import OVERLAYS, REPO
+from tests.conftest import REPO
 
 PROBE = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('|LOADED=%s' % "
          "','.join(sorted(m for m in ('ruamel.yaml', 'jinja2', 'fastjsonschema', 'click') if m in sys.modules))));"
@@ -19,11 +18,8 @@ PROBE = ("import sys, atexit; atexit.register(lambda: sys.stderr.write('|LOADED=
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    shutil.copytree(OVERLAYS, root)
-    (root / ".git").mkdir()
-    return root
+def fleet(samples: Path) -> Path:
+    return samples
 
 
 def run(args: list[str], cwd: Path, cache: Path | None, env: dict[str, str] | None = None) -> tuple[int, str, str]:

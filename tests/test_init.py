@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import itertools
-import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import OVERLAYS
 
 COMBINATIONS = [(o, g) for o, g in itertools.product(("apt", "talos"), ("none", "default", "vgpu", "container"))
                 if (o, g) != ("talos", "vgpu")]
@@ -17,11 +14,8 @@ EXTRAS = [[], ["--hubble"], ["--vlan", "100:eno2:tenant-a,tenant-b", "--vlan", "
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "overlays"
-    shutil.copytree(OVERLAYS, root)
-    (root / ".git").mkdir()
-    return root
+def tree(samples: Path) -> Path:
+    return samples
 
 
 @pytest.mark.parametrize(("host_os", "gpu"), COMBINATIONS)

@@ -11,15 +11,11 @@ from pathlib import Path
 import pytest
 
 from renderer import output
-from tests.conftest import OVERLAYS
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    shutil.copytree(OVERLAYS, root)
-    (root / ".git").mkdir()
-    return root
+def fleet(samples: Path) -> Path:
+    return samples
 
 
 def test_all_keeps_a_users_files_and_removes_only_marked_vanished_clusters(cli, fleet: Path, tmp_path: Path) -> None:
