@@ -39,15 +39,21 @@ class Plan(NamedTuple):
 def resolve(overlay: Overlay, variants: Variants) -> Plan:
     from renderer.features import FEATURES
     from renderer.features.context import FeatureContext
+    from renderer.platform_chart import DEFAULT_VERSION
+    from renderer.platform_chart.model import versioned_catalogue
 
     variant = overlay.get("platform", "variant")
     values = copy_tree(overlay.get("platform", "values") or {})
-    catalogue = variants.catalogue()
-    ctx = FeatureContext(overlay, variants, values, PlatformFacts(catalogue, variant, copy_tree(values)))
+    written = overlay.get("platform", "version")
+    version = written if isinstance(written, str) and written else DEFAULT_VERSION
+    # The catalogue with the PackageSources of the cluster's chart version (generated from the chart).
+    catalogue = versioned_catalogue(variants.catalogue(), version)
+    ctx = FeatureContext(overlay, variants, values,
+                         PlatformFacts(catalogue, variant, copy_tree(values), version=version))
     for feature in FEATURES:
         feature(ctx)
     _merge_package_lists(values, ctx.enabled_packages, ctx.disabled_packages)
-    return Plan(overlay, variants, variant, values, PlatformFacts(catalogue, variant, values),
+    return Plan(overlay, variants, variant, values, PlatformFacts(catalogue, variant, values, version=version),
                 dict(ctx.enabled_packages), dict(ctx.disabled_packages), tuple(ctx.objects), tuple(ctx.findings),
                 tuple(ctx.inputs), tuple(ctx.derived))
 

@@ -20,12 +20,6 @@ from renderer.rules import all_rules
 
 CASES = Path(__file__).parent / "cases"
 
-# Rules no offline overlay can trigger, with the case that pins their offline behaviour instead.
-LIVE_ONLY = {
-    # PLT-09 compares the render with the Packages live in the cluster (resource-policy keep); offline
-    # `check` has nothing to compare with. tests/rules/test_platform_rules.py covers the comparison.
-    "PLT-09": "plt-09-offline",
-}
 
 
 def _spec(case: Path) -> dict:
@@ -43,7 +37,7 @@ def _finding_line(rule_id: str, severity: str) -> re.Pattern[str]:
 RULES = all_rules()
 
 
-@pytest.mark.parametrize("rule_id", [r for r in RULES if r not in LIVE_ONLY])
+@pytest.mark.parametrize("rule_id", list(RULES))
 def test_rule_has_a_failing_case(rule_id: str) -> None:
     cases = _cases(rule_id, "fail")
     assert cases, f"no tests/cases/{rule_id.lower()}-fail*/ case for {rule_id}"
@@ -55,7 +49,7 @@ def test_rule_has_a_failing_case(rule_id: str) -> None:
         f"line: {expected}")
 
 
-@pytest.mark.parametrize("rule_id", [r for r in RULES if r not in LIVE_ONLY])
+@pytest.mark.parametrize("rule_id", list(RULES))
 def test_rule_has_a_passing_case(rule_id: str) -> None:
     cases = _cases(rule_id, "pass")
     assert cases, f"no tests/cases/{rule_id.lower()}-pass*/ case for {rule_id}"
@@ -68,8 +62,7 @@ def test_rule_has_a_passing_case(rule_id: str) -> None:
         assert rule_id not in codes, f"{case.name} still reports {rule_id}"
 
 
-@pytest.mark.parametrize("rule_id", sorted(LIVE_ONLY))
-def test_live_only_rules_are_registered_and_pinned_offline(rule_id: str) -> None:
-    assert rule_id in RULES, f"{rule_id} is allow-listed but not a registered rule"
-    assert not _cases(rule_id, "fail"), f"{rule_id} has a failing case now: drop it from LIVE_ONLY"
-    assert (CASES / LIVE_ONLY[rule_id] / "case.yaml").is_file()
+def test_plt09_is_pinned_offline() -> None:
+    """PLT-09 needs the live state (diff's code): offline `check` never reports it."""
+    assert "PLT-09" not in RULES
+    assert (CASES / "plt-09-offline" / "case.yaml").is_file()

@@ -4,9 +4,18 @@
 from __future__ import annotations
 
 from renderer.codes import Code
-from renderer.errors import ERROR
+from renderer.errors import ERROR, WARNING
 
 CODES: list[Code] = [
+    # A reference rule that only the live state decides, so it is diff's code, not an offline rule.
+    Code("PLT-09", WARNING, "A Package no longer rendered stays installed (resource-policy keep)",
+         "Every Package the platform renders carries `helm.sh/resource-policy: keep`, so dropping it from the "
+         "render (adding it to `disabledPackages` later, flipping a flag) leaves the live Package, and its "
+         "HelmReleases, in place; uninstalling means deleting the Package CR. Only the live cluster can tell: "
+         "`check` and `render` never report it; `cozy-render diff` does, for live Packages with this "
+         "cluster's label that the render no longer has.",
+         "C:packages/core/platform/templates/_helpers.tpl (keep annotation); "
+         "W:operations/configuration/components.md"),
     Code("DIFF-LIVE", ERROR, "The API server could not be read",
          "Connection refused, TLS or DNS failure, 401/403 (the line names the kind and object), a 5xx "
          "after the bounded retries, or a truncated or malformed response. diff never reports \"no "

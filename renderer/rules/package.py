@@ -43,32 +43,14 @@ class PackageSourceInfo:
         self.partial_components = partial_components
 
 
-def platform_version(ctx: RuleContext) -> str:
-    """The platform chart version the cluster runs (overlay ``platform.version``)."""
-    from renderer.platform_chart import DEFAULT_VERSION
-
-    version = ctx.overlay.get("platform", "version") if ctx.overlay is not None else None
-    return str(version) if isinstance(version, str) and version else DEFAULT_VERSION
-
-
 def catalogue(ctx: RuleContext) -> dict[str, Any]:
-    """The shipped catalogue with the PackageSources of the cluster's chart version (generated)."""
-    cached = ctx.__dict__.get("_versioned_catalogue")
-    if cached is None:
-        from renderer.platform_chart.model import versioned_catalogue
-
-        cached = versioned_catalogue(ctx.catalogue, platform_version(ctx))
-        ctx.__dict__["_versioned_catalogue"] = cached
-    return cached
+    """The shipped catalogue with the PackageSources of the cluster's chart version (from the plan)."""
+    return ctx.facts.catalogue
 
 
 def facts(ctx: RuleContext) -> PlatformFacts:
-    """What the cluster's chart version does with its platform values."""
-    cached = ctx.__dict__.get("_versioned_facts")
-    if cached is None:
-        cached = PlatformFacts.from_objects(catalogue(ctx), ctx.objects, version=platform_version(ctx))
-        ctx.__dict__["_versioned_facts"] = cached
-    return cached
+    """What the cluster's chart version does with its platform values (computed once, by resolve)."""
+    return ctx.facts
 
 
 def platform_package(ctx: RuleContext) -> Emitted | None:
@@ -80,9 +62,10 @@ def platform_package(ctx: RuleContext) -> Emitted | None:
 
 def sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
     """PackageSources by name: the catalogue, overridden by PackageSource objects in the render."""
-    cached = ctx.__dict__.get("_sources")
-    if cached is not None:
-        return cached
+    return ctx.memo("package-sources", lambda: _sources(ctx))
+
+
+def _sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
     out: dict[str, PackageSourceInfo] = {}
     for name, entry in (catalogue(ctx).get("packages") or {}).items():
         partial = entry.get("partial") or []
@@ -97,7 +80,6 @@ def sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
     for e in ctx.objects:
         if e.api_version == PACKAGE_API and e.kind == "PackageSource" and e.name:
             out[e.name] = _source_from_object(e)
-    ctx.__dict__["_sources"] = out
     return out
 
 

@@ -9,12 +9,12 @@ them: chart defaults, then the platform variant's values file, then the rendered
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from renderer.errors import ERROR, WARNING, Finding
-from renderer.model import CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PACKAGE_API, PLATFORM_PACKAGE
-from renderer.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, PlatformFacts, go_format, go_truthy
+from renderer.errors import ERROR, WARNING
+from renderer.model import PLATFORM_PACKAGE
+from renderer.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 from renderer.rules import Hit, RuleContext, rule
 from renderer.rules.package import (
     _platform_list_hit,
@@ -25,7 +25,6 @@ from renderer.rules.package import (
     facts,
     hand_written,
     platform_package,
-    sources,
     spec_of,
     variant_hit_path,
     written_variant,
@@ -335,78 +334,6 @@ def plt_08(ctx: RuleContext) -> Iterator[Hit]:
                                  "enabledPackages", name)
 
 
-@rule(
-    "PLT-09", WARNING,
-    "A Package no longer rendered stays installed (resource-policy keep)",
-    """
-    Every Package the platform renders carries `helm.sh/resource-policy: keep`, so dropping it from the
-    render (adding it to `disabledPackages` later, flipping a flag) leaves the live Package, and its
-    HelmReleases, in place; uninstalling means deleting the Package CR. This needs the live cluster:
-    the offline check (`check`, `render`) never reports it; `orphaned_packages(rendered, live)` in
-    `renderer.rules.platform` is what the diff command calls with the live Packages.
-    """,
-    [_HELPERS + " (keep annotation)", "C:packages/core/platform/values.yaml (proxyProtocol notes)",
-     "W:operations/configuration/components.md"],
-)
-def plt_09(ctx: RuleContext) -> Iterator[Hit]:
-    return iter(())  # live state only: see orphaned_packages
-
-
-def orphaned_packages(rendered: Iterable[Any], live: Iterable[dict[str, Any]],
-                      catalogue_data: dict[str, Any] | None = None) -> list[Finding]:
-    """PLT-09 against the live cluster: live Packages with resource-policy keep that nothing renders any more.
-
-    ``rendered`` holds the render's objects (``Emitted`` or plain dicts); the platform release's own
-    Packages are predicted from the rendered platform Package. A live Package counts as ours to judge
-    only if it carries this render's cluster label, or the platform release installed it
-    (``meta.helm.sh/release-name: cozystack-platform``) under a name the catalogue knows the platform
-    renders: the catalogue does not list every platform Package, and an unknown one is not guessed at.
-    """
-    objects = [getattr(o, "obj", o) for o in rendered]
-    if catalogue_data is None:
-        from renderer.variants import Variants
-
-        catalogue_data = Variants().catalogue()
-    facts_ = PlatformFacts.from_objects(catalogue_data, [_AsEmitted(o) for o in objects])
-    rendered_names = {_name(o) for o in objects if _is_package(o)} | set(facts_.rendered_packages)
-    clusters = {((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) for o in objects} - {None}
-    platform_names = facts_.known_platform_names()
-    findings = []
-    for obj in live:
-        if not _is_package(obj):
-            continue
-        meta = obj.get("metadata") or {}
-        annotations = meta.get("annotations") or {}
-        labels = meta.get("labels") or {}
-        name = _name(obj)
-        if annotations.get(KEEP_ANNOTATION) != "keep" or name in rendered_names:
-            continue
-        ours = labels.get(MANAGED_BY_LABEL) == MANAGED_BY and labels.get(CLUSTER_LABEL) in clusters
-        platforms = annotations.get(RELEASE_ANNOTATION) == PLATFORM_RELEASE and name in platform_names
-        if ours or platforms:
-            findings.append(Finding("PLT-09", f"{name} is no longer rendered but stays installed "
-                                    "(resource-policy keep); delete the Package CR to uninstall.", None, WARNING))
-    return sorted(findings, key=lambda f: f.message)
-
-
-class _AsEmitted:
-    """Just enough of ``Emitted`` for ``PlatformFacts.from_objects`` over plain dicts."""
-
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self.obj = obj
-
-    def is_package(self, name: str | None = None) -> bool:
-        return _is_package(self.obj) and (name is None or _name(self.obj) == name)
-
-
-def _is_package(obj: Any) -> bool:
-    return isinstance(obj, dict) and obj.get("apiVersion") == PACKAGE_API and obj.get("kind") == "Package"
-
-
-def _name(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
 _STAGE_CNI_MESSAGE = \
     "networking.stageCniPlugins: expected a boolean, got {} -- leaving it unset follows the bundle variant"
 
@@ -467,7 +394,7 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
     `cozystack.networking`'s PackageSource does not have (Ready=False VariantNotFound), and for a
     Package whose source has `default` while the platform renders another variant, the wrong variant
     is installed meanwhile. That depends on the live cluster, so the offline check cannot see it;
-    `unadopted_packages(result, live)` in `renderer.rules.platform` decides it for diff. Keep patch
+    `cozy-render diff` reports a patch whose live Package is absent as PLT-11. Keep patch
     objects after the platform Package (a later sync wave). Packages a feature renders (Hubble, GPU)
     follow their own rules unless `packages:` also names them.
     """,
@@ -497,45 +424,6 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
             continue  # the errors say more than the co-management note
         yield Hit(f"{e.name} is co-managed with the platform release; platform-rendered keys will be re-asserted "
                   "on every platform upgrade.", e, (), severity=WARNING)
-
-
-def unadopted_packages(result: Any, live: Iterable[dict[str, Any]]) -> list[Finding]:
-    """PLT-11 against the live cluster: a hand-written Package the platform also renders that would
-    be *created* by syncing our render, because the live cluster has no copy installed by the
-    platform release. The platform release adopts it later (helm-controller v1.5.0 takes ownership
-    of existing objects); until then the operator resolves it on its own: a patch has no
-    ``spec.variant``, so it gets variant ``default``, which may not exist (VariantNotFound) or may
-    not be the platform's variant (the wrong one is installed meanwhile) -- an error. When the
-    variant it resolves to is the platform's, only the ordering note remains (warning).
-    """
-    ctx = RuleContext(result)
-    installed = {_name(o) for o in live if _is_package(o)
-                 and ((o.get("metadata") or {}).get("annotations") or {}).get(RELEASE_ANNOTATION) == PLATFORM_RELEASE}
-    known = sources(ctx)
-    findings = []
-    for e in hand_written(ctx):
-        rendered = co_managed(ctx, e)
-        if rendered is None or e.name in installed:
-            continue
-        variant = written_variant(e) or "default"
-        source = known.get(e.name)
-        prefix = (f"{e.name} does not exist yet with platform release metadata ({RELEASE_ANNOTATION}: "
-                  f"{PLATFORM_RELEASE}); syncing this object first creates it")
-        suffix = ("until the platform release adopts it (helm-controller takes ownership of existing objects). "
-                  "Sync it after the platform Package is Ready.")
-        if source is not None and not source.partial_variants and variant not in source.variants:
-            message = (f"{prefix} with variant {variant}, which PackageSource {e.name} does not have: it sits "
-                       f"Ready=False VariantNotFound {suffix}")
-            severity = ERROR
-        elif variant != rendered.variant:
-            message = (f"{prefix} with variant {variant}: the operator installs that instead of the platform's "
-                       f"{rendered.variant} {suffix}")
-            severity = ERROR
-        else:
-            message = f"{prefix}; the operator installs variant {variant} on its own {suffix}"
-            severity = WARNING
-        findings.append(Finding("PLT-11", message, e.locate((), result.overlay), severity))
-    return findings
 
 
 def _walk(tree: Any, path: tuple[Any, ...]) -> Any:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 
 from renderer.errors import ERROR, WARNING
-from renderer.model import CLUSTER_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from renderer.platform import PlatformFacts, leaves
 from renderer.rules import run_rules
-from renderer.rules.platform import go_quote, orphaned_packages, unadopted_packages
+from renderer.rules.platform import go_quote
 from renderer.variants import Variants
 from tests.rules.test_package_rules import line_col, position, result_of, run
 
@@ -323,45 +322,6 @@ def test_plt08_passes_for_optional_packages_and_gates(repo) -> None:
     assert run(repo, "PLT-08", body) == []
 
 
-# ---- PLT-09 -------------------------------------------------------------------------------------
-
-def _live(name: str, *, keep: bool = True, release: str | None = "cozystack-platform",
-          labels: dict | None = None) -> dict:
-    annotations = {"helm.sh/resource-policy": "keep"} if keep else {}
-    if release:
-        annotations["meta.helm.sh/release-name"] = release
-    return {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package",
-            "metadata": {"name": name, "annotations": annotations, "labels": labels or {}}}
-
-
-def test_plt09_offline_check_reports_nothing(repo) -> None:
-    assert run(repo, "PLT-09", "platform:\n  variant: isp-full\n"
-                               "  values: {bundles: {disabledPackages: [cozystack.metallb]}}\n") == []
-
-
-def test_plt09_orphaned_packages_against_live_state(repo) -> None:
-    result = result_of(repo, "platform:\n  variant: isp-full\n"
-                             "  values: {bundles: {disabledPackages: [cozystack.metallb]}}\n"
-                             "packages:\n  cozystack.kuberture: {variant: default}\n")
-    ours = {MANAGED_BY_LABEL: MANAGED_BY, CLUSTER_LABEL: "c1"}
-    live = [
-        _live("cozystack.metallb"),  # disabled later: stays installed
-        _live("cozystack.multus"),  # still rendered by the platform
-        _live("cozystack.capi-operator"),  # platform Package the catalogue does not know: not guessed at
-        _live("cozystack.old-tool", release=None, labels=ours),  # ours, dropped from the overlay
-        _live("cozystack.kuberture", release=None, labels=ours),  # ours, still rendered
-        _live("cozystack.nfs-driver", keep=False),  # no keep policy: Helm removes it
-    ]
-    findings = orphaned_packages(result.objects, live)
-    assert [(f.code, f.severity, f.message) for f in findings] == [
-        ("PLT-09", WARNING, "cozystack.metallb is no longer rendered but stays installed (resource-policy keep); "
-                            "delete the Package CR to uninstall."),
-        ("PLT-09", WARNING, "cozystack.old-tool is no longer rendered but stays installed (resource-policy keep); "
-                            "delete the Package CR to uninstall."),
-    ]
-    assert orphaned_packages(result.manifests, live[1:2]) == []
-
-
 # ---- PLT-10 -------------------------------------------------------------------------------------
 
 def test_plt10_exact_chart_message_where_it_is_read(repo) -> None:
@@ -444,27 +404,6 @@ def test_plt11_passes_when_opted_out_or_not_platform_rendered(repo) -> None:
     assert run(repo, "PLT-11", body) == []
     hosted = "platform: {variant: isp-hosted}\npackages:\n  cozystack.metallb: {variant: default}\n"
     assert run(repo, "PLT-11", hosted) == []  # isp-hosted renders no metallb
-
-
-def test_plt11_unadopted_packages_against_live_state(repo) -> None:
-    result = result_of(repo, "platform: {variant: isp-full}\npackages:\n  cozystack.metallb: {variant: default}\n")
-    (finding,) = unadopted_packages(result, [])
-    # metallb's source has `default`, the platform's variant too: only the ordering note remains.
-    assert (finding.code, finding.severity) == ("PLT-11", WARNING)
-    assert "until the platform release adopts it" in finding.message
-    assert unadopted_packages(result, [_live("cozystack.metallb")]) == []
-
-
-def test_plt11_a_created_patch_resolves_to_variant_default(repo) -> None:
-    """Erratum 2026-12: helm-controller v1.5.0 adopts the object; the damage is the variant meanwhile."""
-    result = result_of(repo, "platform: {variant: isp-full}\npackages:\n"
-                             "  cozystack.networking: {components: {cilium: {values: {cilium: {debug: {enabled: true}}}}}}\n"
-                             "  cozystack.cozystack-scheduler: {components: {}}\n")
-    by_name = {f.message.split()[0]: f for f in unadopted_packages(result, [])}
-    networking, scheduler = by_name["cozystack.networking"], by_name["cozystack.cozystack-scheduler"]
-    assert networking.severity == ERROR and "VariantNotFound" in networking.message
-    assert scheduler.severity == ERROR and "instead of the platform's linstor" in scheduler.message
-    assert "release fails" not in networking.message
 
 
 # ---- PLT-12 -------------------------------------------------------------------------------------
