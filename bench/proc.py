@@ -17,6 +17,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# Without helm on PATH: `check` then runs the Python rules only (the chart check, one helm run per
+# cluster, is measured on its own by bench_effective.py, which is given helm explicitly).
+HELM = shutil.which("helm")
+ENV["PATH"] = os.pathsep.join(p for p in ENV.get("PATH", "").split(os.pathsep)
+                              if not os.path.exists(os.path.join(p, "helm")))
 
 
 def build_venv(where: Path) -> Path:

@@ -89,7 +89,7 @@ def main() -> None:
         # extra) for its baseline, bench_diff the diff extras; both say so in their sections.
         diff_options = ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"]
         # bench_effective needs helm (PATH, or .ci/bin where .ci/run puts it); it says so when absent.
-        effective_options = ["--runs", "5" if args.quick else "15"]
+        effective_options = ["--runs", "5" if args.quick else "15", *(["--helm", proc.HELM] if proc.HELM else [])]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
                                 ("bench_diff.py", diff_options), ("bench_effective.py", effective_options)):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
