@@ -328,6 +328,12 @@ def cmp_parameters() -> int:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Seconds for all requests to one cluster, retries included (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
+@click.option("--effective", is_flag=True,
+              help="Compare the effective Package set (the platform chart's Packages too, rendered by helm) with "
+                   "the live Packages: hand edits of platform Packages and keep-policy leftovers show.")
+@click.option("--helm", help="With --effective: the helm binary (default: helm on PATH).")
+@click.option("--platform-chart", type=click.Path(file_okay=False, path_type=Path),
+              help="With --effective: a platform chart folder instead of the vendored one of platform.version.")
 @shared("variants", "root", "kubernetes_version")
 @runs
 def diff(**options: Any) -> int:

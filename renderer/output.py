@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -477,19 +476,3 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
 
 
 # --- streams -----------------------------------------------------------------------------------------
-
-
-def configure_streams() -> None:
-    """Make stdout and stderr safe in any locale.
-
-    Manifests are UTF-8 whatever the locale (YAML and kubectl read UTF-8), so stdout always writes
-    UTF-8: the same bytes under LC_ALL=tr_TR.ISO-8859-9 as under C.UTF-8. Messages on stderr keep the
-    locale's encoding for the terminal, with characters it cannot show escaped instead of crashing.
-    """
-    for stream, options in ((sys.stdout, {"encoding": "utf-8", "errors": "strict"}),
-                            (sys.stderr, {"errors": "backslashreplace"})):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is None:
-            continue
-        with contextlib.suppress(ValueError, OSError, LookupError):
-            reconfigure(**options)

@@ -5,7 +5,6 @@ Every command reports through here; the core only returns or raises findings.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
@@ -22,6 +21,8 @@ def write(findings: list[Finding], fmt: str = "text", stream: TextIO | None = No
     """``text`` goes to stderr (one ``file:line:col: severity[CODE]: message`` per line); ``github``
     (workflow commands) and ``json`` go to stdout, where CI reads them."""
     if fmt == "json":
+        import json
+
         (stream or sys.stdout).write(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2) + "\n")
     elif fmt == "github":
         out = stream or sys.stdout

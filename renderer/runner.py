@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -16,7 +17,7 @@ def execute(body: Callable[[], int | None], debug: bool = False,
             passthrough: tuple[type[BaseException], ...] = ()) -> NoReturn:
     """Run ``body`` and exit. ``passthrough`` exceptions (Click's usage errors) are re-raised for
     their owner to report."""
-    __import__("renderer.output").output.configure_streams()  # UTF-8 stdout in any locale (issue 12)
+    configure_streams()  # UTF-8 stdout in any locale (issue 12)
     try:
         code = body()
         sys.stdout.flush()
@@ -41,3 +42,20 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)\n")
         sys.exit(EXIT_INTERNAL)
     sys.exit(code or EXIT_OK)
+
+
+def configure_streams() -> None:
+    """Make stdout and stderr safe in any locale.
+
+    Manifests are UTF-8 whatever the locale (YAML and kubectl read UTF-8), so stdout always writes
+    UTF-8: the same bytes under LC_ALL=tr_TR.ISO-8859-9 as under C.UTF-8. Messages on stderr keep the
+    locale's encoding for the terminal, with characters it cannot show escaped instead of crashing.
+    """
+    for stream, options in ((sys.stdout, {"encoding": "utf-8", "errors": "strict"}),
+                            (sys.stderr, {"errors": "backslashreplace"})):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        with contextlib.suppress(ValueError, OSError, LookupError):
+            reconfigure(**options)
+

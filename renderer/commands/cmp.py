@@ -9,7 +9,6 @@ plugin env entries (ARGOCD_ENV_*) and KUBE_VERSION as fallbacks (``renderer.cmp`
 
 from __future__ import annotations
 
-import json
 import sys
 
 from renderer import report
@@ -44,5 +43,7 @@ def generate(req: CmpGenerateRequest) -> int:
 
 
 def parameters() -> int:
+    import json
+
     sys.stdout.write(json.dumps(PARAMETERS) + "\n")
     return EXIT_OK

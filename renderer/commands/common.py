@@ -6,12 +6,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from renderer import report
-from renderer.emit import RenderResult
 from renderer.errors import EXIT_OK
 from renderer.requests import cache_fields
+
+if TYPE_CHECKING:  # the render cache's hit path imports no stage of the pipeline
+    from renderer.emit import RenderResult
 
 
 def render_reporting_warnings(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from renderer import report
@@ -12,12 +11,11 @@ from renderer.requests import RenderRequest
 
 
 def run(req: RenderRequest) -> int:
-    from renderer.pipeline import cluster_paths
-
     if req.out is None and not req.all_clusters and req.variants is None and not req.annotate:
         return write_cached(req, req.path, req.root, lambda: _stream(req))
     from renderer import output
     from renderer.commands import fleet
+    from renderer.pipeline import cluster_paths
 
     paths = cluster_paths(req.path, req.all_clusters)
     if req.all_clusters and fleet.watching():
@@ -33,6 +31,8 @@ def run(req: RenderRequest) -> int:
             from renderer import provenance
 
             if req.fmt == "json":
+                import json
+
                 sys.stdout.write(json.dumps({"values": [e.as_dict() for e in provenance.entries_of(results)]},
                                             indent=2) + "\n")
             else:

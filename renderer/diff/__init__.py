@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.model import OWNERSHIP_ANNOTATION
 
 
 class DiffRequest(NamedTuple):
@@ -40,6 +41,9 @@ class DiffRequest(NamedTuple):
     exit_zero: bool = False
     timeout: float = 60.0  # seconds per cluster, every request and retry included
     concurrency: int = 4  # clusters diffed at once with --all
+    effective: bool = False  # compare the effective Package set (the platform chart's Packages too)
+    helm: str | None = None  # for --effective: helm binary (default: helm on PATH)
+    platform_chart: Path | None = None  # for --effective: a chart folder instead of the vendored one
 
 
 def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -89,6 +93,10 @@ def _check_usage(request: DiffRequest) -> None:
     if request.all_clusters and request.context is not None:
         problems.append("--all diffs each cluster against its own context (live.context, or the cluster's name); "
                         "--context is for one cluster")
+    if request.against is not None and request.effective:
+        problems.append("--effective compares with the live Packages; a rendered folder has only cozy-render's")
+    if (request.helm is not None or request.platform_chart is not None) and not request.effective:
+        problems.append("--helm and --platform-chart choose the chart --effective renders; give --effective")
     if request.concurrency < 1:
         problems.append("--concurrency must be at least 1")
     if request.timeout <= 0:
@@ -134,11 +142,46 @@ def _render(request: DiffRequest) -> list[Any]:
 def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     """The objects a sync would apply, in render order.
 
-    Extension point for ``diff --effective`` (issue 10, item 6): add the Packages the platform
-    release renders from the platform values (``renderer.platform``), marked as the platform's, so
-    they are compared too and platform Packages no longer rendered can be judged for PLT-09.
+    With ``--effective``, the Packages are the effective set (``renderer.effective.packages``): every
+    Package the real platform chart emits for the rendered values, with cozy-render's patches merged
+    over them as server-side apply would. A co-managed Package is then compared whole, so a hand
+    edit of a platform-owned field shows as drift (the platform release would revert it).
     """
-    return [e.obj for e in result.objects]
+    if not request.effective:
+        return [e.obj for e in result.objects]
+    from renderer.effective.packages import CO_MANAGED, effective_packages
+
+    packages = effective_packages(result, request.helm, request.platform_chart)
+    others = [e.obj for e in result.objects if not e.is_package()]
+    desired = []
+    for p in packages:
+        obj = p.obj
+        if p.origin == CO_MANAGED:
+            # The merged object is the platform's plus ours: compare all of it, not just our fields.
+            meta = dict(obj.get("metadata") or {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), OWNERSHIP_ANNOTATION: EFFECTIVE_OWNERSHIP}
+            obj = {**obj, "metadata": meta}
+        desired.append(obj)
+    return others + desired
+
+
+# The ownership value --effective gives a co-managed Package (patch merged over the platform's
+# object): it is compared whole; the live copy still says `patch`, which is not drift.
+EFFECTIVE_OWNERSHIP = "co-managed"
+
+
+def platform_released(live: list[dict[str, Any]], desired: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Live Packages the platform release installed (Helm's release annotation) that the effective
+    set no longer has: keep-policy leftovers (PLT-09) and Packages the chart stopped emitting."""
+    from renderer.diff.compare import is_package, key_of
+
+    wanted = {key_of(o) for o in desired}
+    return [o for o in live if is_package(o) and key_of(o) not in wanted
+            and ((o.get("metadata") or {}).get("annotations") or {}).get(RELEASE_ANNOTATION) == PLATFORM_RELEASE]
+
+
+RELEASE_ANNOTATION = "meta.helm.sh/release-name"
+PLATFORM_RELEASE = "cozystack-platform"
 
 
 class _Job(NamedTuple):
@@ -158,6 +201,10 @@ def _job(request: DiffRequest, result: Any) -> _Job:
     ignores += [parse_ignore(str(text), "diff.ignore", result.overlay.locate(("diff", "ignore", i)))
                 for i, text in enumerate(overlay_ignores)]
     desired = desired_objects(result, request)
+    for obj in desired:  # --effective: a co-managed Package's live copy says `patch`; that is not drift
+        if ((obj.get("metadata") or {}).get("annotations") or {}).get(OWNERSHIP_ANNOTATION) == EFFECTIVE_OWNERSHIP:
+            pointer = "/metadata/annotations/" + OWNERSHIP_ANNOTATION.replace("~", "~0").replace("/", "~1")
+            ignores.append(parse_ignore(f"Package/{obj['metadata']['name']}:{pointer}", "--effective"))
     if request.snapshot is not None or request.against is not None:
         folder = request.snapshot if request.snapshot is not None else request.against
         assert folder is not None
@@ -217,6 +264,7 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
     source = job.source()
     try:
         live, labelled = source.fetch(job.desired, job.cluster)
+        released = platform_released(source.packages(), job.desired) if request.effective else []
         targets = []
         for obj in job.desired:
             current = live.get(compare.key_of(obj))
@@ -226,7 +274,8 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
                 compare_to = source.dry_run_apply(obj)
             targets.append(compare.Desired(obj, compare_to))
         return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
-                                       show_secrets=request.show_secrets, content_only=job.content_only)
+                                       show_secrets=request.show_secrets, content_only=job.content_only,
+                                       released=released)
     finally:
         close = getattr(source, "close", None)
         if close is not None:

@@ -200,10 +200,13 @@ class Desired(NamedTuple):
 
 
 def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | None], labelled: list[Obj],
-                    ignores: list[Ignore], *, show_secrets: bool = False, content_only: bool = False) -> Outcome:
+                    ignores: list[Ignore], *, show_secrets: bool = False, content_only: bool = False,
+                    released: list[Obj] | None = None) -> Outcome:
     """``live`` maps each rendered object's key to its live copy (None: absent); ``labelled`` holds
     the live objects carrying this cluster's label (orphan candidates). ``content_only`` (``--against``)
-    compares rendered output with rendered output: no patch projection, no live-only checks."""
+    compares rendered output with rendered output: no patch projection, no live-only checks.
+    ``released`` (``--effective``) holds live Packages the platform release installed that the
+    effective set no longer has: orphans too, without our label."""
     items: list[Item] = []
     findings: list[Finding] = []
     rendered_keys = set()
@@ -214,14 +217,15 @@ def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | 
             rendered_keys.add((key[0], key[1], "default", key[3]))
         current = live.get(key)
         items.append(_compare_one(key, d, current, ignores, show_secrets, content_only, findings))
-    for obj in sorted(labelled, key=key_of):
+    platform_keys = {key_of(o) for o in released or []}
+    for obj in sorted([*labelled, *(released or [])], key=key_of):
         key = key_of(obj)
-        if key in rendered_keys or _labels(obj).get(CLUSTER_LABEL) != cluster:
+        if key in rendered_keys or (_labels(obj).get(CLUSTER_LABEL) != cluster and key not in platform_keys):
             continue
         if (obj.get("metadata") or {}).get("ownerReferences"):
             continue  # made by a controller from something of ours (it copies our labels), not by us
         rendered_keys.add(key)
-        note = ""
+        note = "installed by the platform release, which no longer renders it" if key in platform_keys else ""
         if is_patch(obj):
             note = "a patch of a platform-owned object: remove our fields, never delete it"
         shown = normalise(obj)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from renderer.diff.compare import CLUSTER_LABEL, Key, key_of, ref
 from renderer.errors import EXIT_INPUT, Finding, Location, RenderError
+from renderer.model import PACKAGE_API
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -139,6 +140,10 @@ class SnapshotSource:
         labelled = [o for o in self.index.values()
                     if ((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) == cluster]
         return live, labelled
+
+    def packages(self) -> list[Obj]:
+        """Every live Package (``--effective``: the platform's own carry no label of ours)."""
+        return [o for o in self.index.values() if o.get("apiVersion") == PACKAGE_API and o.get("kind") == "Package"]
 
 
 # --- a cluster -----------------------------------------------------------------------------------
@@ -347,14 +352,21 @@ class ClusterSource:
         return self._call(what, get)
 
     def list_labelled(self, api_version: str, kind: str, cluster: str) -> list[Obj]:
+        return self._list(api_version, kind, f"{CLUSTER_LABEL}={cluster}")
+
+    def packages(self) -> list[Obj]:
+        """Every live Package (``--effective``: the platform's own carry no label of ours)."""
+        return self._list(PACKAGE_API, "Package", None)
+
+    def _list(self, api_version: str, kind: str, selector: str | None) -> list[Obj]:
         resource = self.resource(api_version, kind)
         if resource is None:
             return []
-        selector = f"{CLUSTER_LABEL}={cluster}"
-        what = f"list {kind} -l {selector}"
+        what = f"list {kind} -l {selector}" if selector else f"list {kind}"
 
         def list_(timeout: float) -> list[Obj]:
-            response = resource.get(label_selector=selector, serialize=False, _request_timeout=timeout)
+            options = {"label_selector": selector} if selector else {}
+            response = resource.get(serialize=False, _request_timeout=timeout, **options)
             body = self._json(what, response)
             items = body.get("items") if isinstance(body, dict) else None
             if not isinstance(items, list):

@@ -209,8 +209,9 @@ def gpu_01(ctx: RuleContext) -> Iterator[Hit]:
     """
     The platform chart renders cozystack.gpu-operator itself when it is in bundles.enabledPackages
     (and not disabled) and the iaas bundle renders, always with variant default or vgpu. A standalone
-    container Package with the same name would be a second writer of one cluster-scoped object: Helm
-    refuses to adopt it, or the platform re-asserts its own variant (PLT-11/PLT-12). gpu.variant:
+    container Package with the same name would be a second writer of one cluster-scoped object: the
+    platform release adopts it (helm-controller v1.5.0 takes ownership) and re-asserts its own variant
+    on every upgrade (PLT-11/PLT-12). gpu.variant:
     container avoids this by putting the name in bundles.disabledPackages; this rule catches the same
     Package written by hand while the bundle still enables it.
     """,
