@@ -65,9 +65,9 @@ EXTRA_KINDS: list[dict[str, Any]] = [
 
 def rendered_samples() -> list[tuple[str, list[dict[str, Any]]]]:
     from renderer.emit import emit
-    from renderer.overlay import load_overlay
+    from renderer.load.overlay import load_overlay
+    from renderer.load.variants import Variants
     from renderer.resolve import resolve
-    from renderer.variants import Variants
 
     out = []
     for cluster in sorted((REPO / "overlays" / "clusters").glob("*/cluster.yaml")):
@@ -99,7 +99,7 @@ def baseline_validators(objects: list[dict[str, Any]], version: str):
         from jsonschema import Draft4Validator
     except ImportError:
         return None
-    from renderer.schemas import store
+    from renderer.check.schemas import store
 
     cache: dict[tuple[str, str], Any] = {}
     for obj in objects:
@@ -114,7 +114,7 @@ def baseline_validators(objects: list[dict[str, Any]], version: str):
 
 
 def import_cost(sample: Path, bytecode: bool) -> float:
-    """Cumulative ms of the renderer.schemas imports in one `render` of the sample."""
+    """Cumulative ms of the renderer.check.schemas imports in one `render` of the sample."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -127,7 +127,7 @@ def import_cost(sample: Path, bytecode: bool) -> float:
     total = 0
     for line in err.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
-        if m and m.group(4).startswith("renderer.schemas") and len(m.group(3)) <= 1:
+        if m and m.group(4).startswith("renderer.check.schemas") and len(m.group(3)) <= 1:
             total += int(m.group(2))
     return total / 1000
 
@@ -139,8 +139,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args()
 
-    from renderer.schemas.catalog import DEFAULT_KUBERNETES_VERSION
-    from renderer.schemas.validator import BuiltinValidator
+    from renderer.check.schemas.catalog import DEFAULT_KUBERNETES_VERSION
+    from renderer.check.schemas.validator import BuiltinValidator
 
     objects, kinds = mix(args.objects)
     ours = BuiltinValidator()
@@ -182,7 +182,7 @@ def main() -> None:
     if sample.is_dir():
         warm, cold = import_cost(sample, True), import_cost(sample, False)
         lines.append(f"- start-up, `python -X importtime` of `render {sample.relative_to(REPO)}` (Packages, ConfigMap, "
-                     f"DaemonSet): renderer.schemas imports {warm:.1f} ms with .pyc files, {cold:.1f} ms without "
+                     f"DaemonSet): renderer.check.schemas imports {warm:.1f} ms with .pyc files, {cold:.1f} ms without "
                      "(PYTHONDONTWRITEBYTECODE=1: the generated DaemonSet module is compiled on every run).")
     text = "\n".join(lines) + "\n"
     print(text)

@@ -93,13 +93,13 @@ for tottime, cumtime, where in rows:
 
 # Where a render's time goes, by stage: the pipeline's entry points (cumulative time).
 STAGES = [
-    ("load + merge + template (renderer.overlay)", "renderer/overlay.py:load_overlay"),
-    ("variant data (renderer.variants)", "renderer/variants.py:__init__"),
+    ("load + merge + template (renderer.load.overlay)", "renderer/load/overlay.py:load_overlay"),
+    ("variant data (renderer.load.variants)", "renderer/load/variants.py:__init__"),
     ("resolve (features)", "renderer/resolve.py:resolve"),
     ("emit (objects, labels)", "renderer/emit.py:emit"),
     ("output schemas", "schemas/__init__.py:check_objects"),
     ("rules", "rules/__init__.py:run_rules"),
-    ("YAML writing", "renderer/yamlio.py:dump_stream"),
+    ("YAML writing", "renderer/load/yamlio.py:dump_stream"),
     ("--out: guard and write files", "renderer/output.py:write_out"),
 ]
 

@@ -58,7 +58,7 @@ def fingerprint() -> str:
     """Identity of the code that renders: every file of the installed package and its libraries."""
     import importlib.util
 
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.abspath(__file__))  # all of renderer/
     lines = [_FORMAT, sys.version, sys.platform]
     for folder, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -130,7 +130,7 @@ def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdo
     import tempfile
 
     if resolved is None:
-        from renderer.overlay import resolutions
+        from renderer.load.overlay import resolutions
 
         resolved = resolutions()
     try:

@@ -20,7 +20,7 @@ from renderer import __version__
 def _kubernetes_version(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from renderer.schemas.catalog import normalize_kubernetes_version
+    from renderer.check.schemas.catalog import normalize_kubernetes_version
 
     try:
         return normalize_kubernetes_version(value)
@@ -207,7 +207,7 @@ def schema_overlay(layer: bool) -> int:
 
 
 def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    from renderer.schemas.catalog import DEFAULT_KUBERNETES_VERSION, normalize_kubernetes_version
+    from renderer.check.schemas.catalog import DEFAULT_KUBERNETES_VERSION, normalize_kubernetes_version
 
     if not values:
         return ("master", DEFAULT_KUBERNETES_VERSION)

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer import limits
 from renderer.codes import Code
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
+from renderer.load import limits
 
 CODES: list[Code] = [
     Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
@@ -102,7 +102,7 @@ def parse_parameters(raw: str) -> dict[str, Any]:
     An Application with no plugin parameters sends ``null``: Argo CD marshals the empty
     ``ApplicationSourcePluginParameters`` slice as JSON null (pkg/apis/application/v1alpha1/types.go,
     argo-cd#11900). ``null``, an empty value and an unset variable all mean "no parameters".
-    Size and nesting are bounded (``renderer.limits``) before parsing; text that is not Unicode (a lone
+    Size and nesting are bounded (``renderer.load.limits``) before parsing; text that is not Unicode (a lone
     surrogate, escaped or from a non-UTF-8 environment) is refused.
     """
     if not raw.strip():
@@ -166,7 +166,7 @@ def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
 
 def kube_version_default(value: str) -> tuple[str | None, list[Finding]]:
     """The schema version for ``KUBE_VERSION`` (e.g. ``1.33.4``): its minor, or the nearest bundled one."""
-    from renderer.schemas.catalog import DEFAULT_KUBERNETES_VERSION, bundled_versions
+    from renderer.check.schemas.catalog import DEFAULT_KUBERNETES_VERSION, bundled_versions
 
     if not value.strip():
         return None, []
@@ -205,7 +205,7 @@ def settings(parameters: str, environ: Mapping[str, str], kube_version: str = ""
     if version is None:
         version = _env_setting(environ, "kubernetes-version")
         if version is not None:
-            from renderer.schemas.catalog import normalize_kubernetes_version
+            from renderer.check.schemas.catalog import normalize_kubernetes_version
 
             try:
                 normalize_kubernetes_version(version)
@@ -265,9 +265,9 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     """Render for the cmp-server. Paths in every message are relative to the repository root, the
     same on every sidecar and in the user's checkout (not the server's temporary folder)."""
     from renderer import output
-    from renderer.overlay import find_cluster_file, find_root
+    from renderer.load.overlay import find_cluster_file, find_root
+    from renderer.load.yamlio import display_relative_to
     from renderer.pipeline import render
-    from renderer.yamlio import display_relative_to
 
     root = unpacked.root if unpacked else None
     base = root or find_root(find_cluster_file(path).absolute())

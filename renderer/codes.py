@@ -1,5 +1,5 @@
 """Every code cozy-render can print that is not a reference rule: input, contradiction, integration,
-schema and I/O codes. Reference rules (GPU-05, PLT-11, ...) live in ``renderer.rules``; together the
+schema and I/O codes. Reference rules (GPU-05, PLT-11, ...) live in ``renderer.check.rules``; together the
 two make the registry that ``cozy-render rules [CODE]`` lists and explains.
 
 A module that prints a new code declares it in its own ``CODES`` list and is named in
@@ -139,8 +139,8 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.flux", "renderer.commands.init",
-                                 "renderer.output_codes", "renderer.effective")
+CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.output.flux",
+                                 "renderer.commands.init", "renderer.output.codes", "renderer.effective")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

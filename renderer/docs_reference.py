@@ -1,5 +1,5 @@
 """``docs/overlay-reference.md``: every key an overlay file may hold, generated from the published
-layer schema (``renderer.overlay_schema.layer_schema``) by ``python -m renderer.generate``; a test
+layer schema (``renderer.load.overlay_schema.layer_schema``) by ``python -m renderer.generate``; a test
 fails when the page is stale."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _rows(node: dict[str, Any], prefix: str, rows: list[tuple[str, str, str]]) -
 
 
 def markdown() -> str:
-    from renderer.overlay_schema import LAYER_ID, layer_schema
+    from renderer.load.overlay_schema import LAYER_ID, layer_schema
 
     schema = layer_schema()
     rows: list[tuple[str, str, str]] = []

@@ -8,8 +8,8 @@ validator (``renderer/_generated/overlay_validator.py`` from ``renderer/data/ove
 the platform chart catalogues (``renderer/_generated/platform/<version>.json`` from the vendored charts),
 the published layer schema (``renderer/data/overlay-layer.schema.json``) and the overlay reference
 page generated from it (``docs/overlay-reference.md``), the output-schema data and validators
-(``renderer/schemas/data/crd-schemas/``,
-``renderer/_generated/schema_validators/``; ``python -m renderer.schemas.build --kubernetes-validate
+(``renderer/check/schemas/data/crd-schemas/``,
+``renderer/_generated/schema_validators/``; ``python -m renderer.check.schemas.build --kubernetes-validate
 WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
 """
 
@@ -30,19 +30,19 @@ Owned = Iterable[tuple[Path, str]]  # (folder, glob): generated files there that
 
 
 def _variants() -> tuple[Files, Owned]:
-    from renderer.variants import BUNDLE, bundle_source
+    from renderer.load.variants import BUNDLE, bundle_source
 
     return {BUNDLE: bundle_source().encode()}, ()
 
 
 def _overlay_validator() -> tuple[Files, Owned]:
-    from renderer.overlay_schema import GENERATED, generated_source
+    from renderer.load.overlay_schema import GENERATED, generated_source
 
     return {GENERATED: generated_source().encode()}, ()
 
 
 def _layer_schema() -> tuple[Files, Owned]:
-    from renderer.overlay_schema import LAYER_SCHEMA_FILE, layer_schema_source
+    from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, layer_schema_source
 
     return {LAYER_SCHEMA_FILE: layer_schema_source().encode()}, ()
 
@@ -54,7 +54,7 @@ def _overlay_reference() -> tuple[Files, Owned]:
 
 
 def _output_schemas() -> tuple[Files, Owned]:
-    from renderer.schemas.build import OWNED, expected_files
+    from renderer.check.schemas.build import OWNED, expected_files
 
     return expected_files(), OWNED
 
@@ -66,7 +66,7 @@ def _platform_catalogues() -> tuple[Files, Owned]:
 
 
 def _rules_page() -> tuple[Files, Owned]:
-    from renderer.rules.docs import markdown
+    from renderer.check.rules.docs import markdown
 
     return {RULES_PAGE: markdown().encode()}, ()
 

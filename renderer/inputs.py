@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from renderer.variants import Variants
+from renderer.load.variants import Variants
 
 
 def variant_overrides(variants: Variants) -> list[Path]:
     """The ``--variants`` files a render reads: Variants loads every override of a shipped file when it
     is built (shipped files come from the package, never from the repository)."""
-    from renderer.variants import _bundle
+    from renderer.load.variants import _bundle
 
     if variants.override is None:
         return []
@@ -34,11 +34,11 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     The render runs as ``render`` runs it (overlay, features, output schemas, rules) but is not
     refused by error findings: a cluster that fails its rules still reads the same files.
     """
+    from renderer.check.rules import run_rules
+    from renderer.check.schemas import check_objects
     from renderer.emit import emit
-    from renderer.overlay import load_overlay
+    from renderer.load.overlay import load_overlay
     from renderer.resolve import resolve
-    from renderer.rules import run_rules
-    from renderer.schemas import check_objects
 
     overlay = load_overlay(path, root)
     variant_data = Variants(variants)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from renderer.errors import Location
-from renderer.overlay import Overlay
-from renderer.yamlio import Locations, Path_
+from renderer.load.overlay import Overlay
+from renderer.load.yamlio import Locations, Path_
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "cozy-render"

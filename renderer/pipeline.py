@@ -1,9 +1,9 @@
 """The pipeline: load -> merge -> resolve -> emit -> check, for one cluster or many.
 
-Stages: ``renderer.overlay`` loads and merges the layers (with ``renderer.yamlio``,
-``renderer.templating``, ``renderer.overlay_schema``), ``renderer.resolve`` turns the merged overlay
-and the variant data into a plan, ``renderer.emit`` writes the objects, and ``renderer.schemas`` and
-``renderer.rules`` check them. ``renderer.output`` serialises the result. Returns results; never
+Stages: ``renderer.load.overlay`` loads and merges the layers (with ``renderer.load.yamlio``,
+``renderer.load.templating``, ``renderer.load.overlay_schema``), ``renderer.resolve`` turns the merged overlay
+and the variant data into a plan, ``renderer.emit`` writes the objects, and ``renderer.check.schemas`` and
+``renderer.check.rules`` check them. ``renderer.output`` serialises the result. Returns results; never
 prints or exits.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 from renderer import batch
 from renderer.emit import RenderResult, emit
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
-from renderer.overlay import load_overlay
+from renderer.load.overlay import load_overlay
+from renderer.load.variants import Variants
 from renderer.resolve import resolve
-from renderer.variants import Variants
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
@@ -29,13 +29,13 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
     ``check`` passes ``refuse=False`` to report everything instead. ``extra_vars`` (Argo CD
     parameters) override the overlay's ``vars`` before templating.
     """
-    from renderer.rules import run_rules
-    from renderer.schemas import check_objects
+    from renderer.check.rules import run_rules
+    from renderer.check.schemas import check_objects
 
     refuse_tree(path)
     overlay = load_overlay(path, root, extra_vars=extra_vars)
     result = emit(resolve(overlay, Variants(variants)))
-    # output schemas (renderer.schemas): kubeconform-compatible, offline
+    # output schemas (renderer.check.schemas): kubeconform-compatible, offline
     result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
     result.findings.extend(run_rules(result))
     result.findings[:] = sorted_findings(result.findings)
@@ -81,7 +81,7 @@ def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
 def refuse_tree(path: Path) -> None:
     """A folder holding clusters/ is an overlay tree, not a cluster: say how to render all of it."""
     if path.is_dir() and not (path / "cluster.yaml").exists() and (path / "clusters").is_dir():
-        from renderer.yamlio import display_path
+        from renderer.load.yamlio import display_path
 
         raise RenderError([Finding("OVL-PATH", f"no overlay at {display_path(path)}: it is an overlay tree "
                                                f"(it holds clusters/); render every cluster with --all, or one with "

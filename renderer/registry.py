@@ -1,4 +1,4 @@
-"""The registry of every code cozy-render can print: the reference rules (``renderer.rules``) and the
+"""The registry of every code cozy-render can print: the reference rules (``renderer.check.rules``) and the
 input, contradiction, integration, schema and I/O codes (``renderer.codes``).
 
 ``cozy-render rules`` lists it grouped by family; ``cozy-render rules CODE`` explains any entry;
@@ -37,7 +37,7 @@ class Entry(NamedTuple):
 
 def entries() -> dict[str, Entry]:
     """Rules first (reference (g) order), then the other codes by family; registry order within."""
-    from renderer.rules import all_rules
+    from renderer.check.rules import all_rules
 
     rank = {family: i for i, family in enumerate(FAMILY_TITLES)}
     found = [Entry(r.id, r.severity, r.summary, r.explanation, r.sources, r.family, True, r.deferred_to)

@@ -27,7 +27,7 @@ class RenderRequest(NamedTuple):
     strict: bool = False
     kubernetes_version: str | None = None
     validator: str = "auto"
-    annotate: bool = False  # a trailing `# file:line` on each value (renderer.provenance)
+    annotate: bool = False  # a trailing `# file:line` on each value (renderer.emit.provenance)
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
 
 

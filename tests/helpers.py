@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from renderer.emit import RenderResult, emit
-from renderer.overlay import Overlay, load_overlay
+from renderer.load.overlay import Overlay, load_overlay
+from renderer.load.variants import Variants
 from renderer.resolve import resolve
-from renderer.variants import Variants
 
 
 def emitted(path: Path, root: Path | None = None, variants: Path | None = None) -> RenderResult:

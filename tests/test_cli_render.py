@@ -160,7 +160,7 @@ def test_every_sample_validates_against_the_published_schema(cluster: str) -> No
     """The published schema (for editors) and the loader agree on every sample layer."""
     import jsonschema
 
-    from renderer.overlay_schema import schema
+    from renderer.load.overlay_schema import schema
 
     validator = jsonschema.Draft7Validator(schema())
     doc = YAML(typ="safe").load((OVERLAYS / "clusters" / cluster / "cluster.yaml").read_text())

@@ -200,7 +200,7 @@ def test_kube_version_is_the_default_kubernetes_version() -> None:
 
 
 def test_kube_version_outside_the_bundled_range_uses_the_nearest_minor() -> None:
-    from renderer.schemas.catalog import bundled_versions
+    from renderer.check.schemas.catalog import bundled_versions
 
     newest, oldest = bundled_versions()[-1].rsplit(".", 1)[0], bundled_versions()[0].rsplit(".", 1)[0]
     new = _settings({"KUBE_VERSION": "1.99.0"})

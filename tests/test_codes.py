@@ -1,4 +1,4 @@
-"""Every code the tool can print is registered and explained (renderer/codes.py + renderer/rules)."""
+"""Every code the tool can print is registered and explained (renderer/codes.py + renderer/check/rules)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from renderer.registry import entries
 from tests.conftest import REPO
 
 # A code literal where findings are made: Finding("X", ...), fail("X", ...), error("X", ...), or a
-# module constant CODE = "X" (renderer/schemas).
+# module constant CODE = "X" (renderer/check/schemas).
 _EMITTED = re.compile(r'(?:\b(?:Finding|fail|error)\(\s*|\bCODE\s*=\s*)"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*)"')
 
 

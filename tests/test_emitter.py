@@ -1,4 +1,4 @@
-"""renderer.emitter writes exactly what the ruamel dumper (``yamlio.ruamel_dump_stream``) writes.
+"""renderer.load.emitter writes exactly what the ruamel dumper (``yamlio.ruamel_dump_stream``) writes.
 
 The reference is ruamel's representer plus libyaml's emitter with cozy-render's settings; the fast
 emitter must give the same bytes on every sample cluster (without falling back), on seeded random
@@ -16,10 +16,10 @@ import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode
 
-from renderer import emitter
+from renderer.load import emitter
+from renderer.load.yamlio import dump_stream, ruamel_dump_stream
 from renderer.output import directory_files
 from renderer.pipeline import render
-from renderer.yamlio import dump_stream, ruamel_dump_stream
 from tests.conftest import OVERLAYS
 
 SAMPLES = sorted(p.parent for p in (OVERLAYS / "clusters").glob("*/cluster.yaml"))

@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from renderer import limits, templating
 from renderer.errors import RenderError
-from renderer.overlay import APPEND_SUFFIX, merge_layer
-from renderer.yamlio import KEY, load_documents
+from renderer.load import limits, templating
+from renderer.load.overlay import APPEND_SUFFIX, merge_layer
+from renderer.load.yamlio import KEY, load_documents
 
 FUZZ = settings(derandomize=True, max_examples=300, deadline=None, database=None,
                 phases=[Phase.explicit, Phase.generate, Phase.shrink],

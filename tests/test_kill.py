@@ -1,6 +1,6 @@
 """--out survives being killed at the rename calls themselves (issue 12, class 4).
 
-The write path has a fault-injection seam (``COZY_RENDER_FAULT``, renderer/output.py) that sends the
+The write path has a fault-injection seam (``COZY_RENDER_FAULT``, renderer/output/__init__.py) that sends the
 process SIGKILL or SIGINT the n-th time it reaches a swap. After any such interruption every cluster
 folder is wholly the old render or wholly the new one (some old, some new under --all), and the next
 run finishes the job and leaves no staging folder behind.

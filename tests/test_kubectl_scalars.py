@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from renderer.errors import RenderError
-from renderer.yamlio import dump_one, load_documents
+from renderer.load.yamlio import dump_one, load_documents
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH: the kubectl comparison is skipped")

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from ruamel.yaml import YAML
 
-from renderer.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE, layer_schema
+from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE, layer_schema
 from tests.conftest import OVERLAYS, REPO
 
 SAMPLE_LAYERS = sorted(p for p in OVERLAYS.rglob("*.yaml") if "ClusterOverlay" in p.read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""renderer.layercache: shared base layers parse once per process, and are never served stale."""
+"""renderer.load.layercache: shared base layers parse once per process, and are never served stale."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from renderer import layercache, overlay
 from renderer.errors import RenderError
+from renderer.load import layercache, overlay
 from renderer.pipeline import render
 
 BASE = """apiVersion: render.cozystack.io/v1alpha1
@@ -118,7 +118,7 @@ def test_a_hit_charges_the_budget_parsing_would_have_spent() -> None:
 
 def test_a_base_served_from_the_cache_still_counts_against_the_render_budget(
         fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from renderer import limits
+    from renderer.load import limits
 
     overlay.load_overlay(fleet / "clusters" / "c0")  # parses and keeps base.yaml
     used = limits.MAX_NODES - limits.current().nodes

@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
-from renderer.nodeconfig import netplan, talos_documents, talos_form, talos_legacy
+from renderer.output.nodeconfig import netplan, talos_documents, talos_form, talos_legacy
 from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 # examples/vlan100-netplan-bridge.yaml: cozystack/website content/en/docs/next/networking/vm-external-vlan.md
@@ -190,7 +190,7 @@ def test_command_prints_without_out(cli) -> None:
 
 
 def test_sample_vlan_apt_01_netplan() -> None:
-    from renderer.nodeconfig import cluster_files
+    from renderer.output.nodeconfig import cluster_files
     from renderer.pipeline import render
 
     (text,) = cluster_files(render(OVERLAYS / "clusters" / "vlan-apt-01").overlay).values()

@@ -1,4 +1,4 @@
-"""Serialisation and the atomic --out writer (renderer/output.py)."""
+"""Serialisation and the atomic --out writer (renderer/output/__init__.py)."""
 
 from __future__ import annotations
 

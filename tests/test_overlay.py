@@ -1,4 +1,4 @@
-"""Loading, layering, validation and templating of overlays (renderer/overlay.py)."""
+"""Loading, layering, validation and templating of overlays (renderer/load/overlay.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from renderer.errors import RenderError
-from renderer.overlay import load_overlay
+from renderer.load.overlay import load_overlay
 
 HEAD = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
 
@@ -199,9 +199,9 @@ def test_root_falls_back_to_folder_above_clusters(tmp_path: Path) -> None:
 
 
 def test_generated_validator_is_fresh() -> None:
-    from renderer.overlay_schema import GENERATED, generated_source
+    from renderer.load.overlay_schema import GENERATED, generated_source
 
-    assert GENERATED.read_text() == generated_source(), "regenerate: python -m renderer.overlay_schema"
+    assert GENERATED.read_text() == generated_source(), "regenerate: python -m renderer.load.overlay_schema"
 
 
 def test_cluster_file_symlinked_out_of_the_repository_is_refused(repo, tmp_path: Path) -> None:

@@ -130,13 +130,13 @@ def test_a_mistake_a_rule_explains_is_reported_once(repo, monkeypatch) -> None:
 
 
 def test_variants_bundle_is_fresh() -> None:
-    from renderer.variants import BUNDLE, bundle_source
+    from renderer.load.variants import BUNDLE, bundle_source
 
-    assert BUNDLE.read_text() == bundle_source(), "regenerate: python -m renderer.variants"
+    assert BUNDLE.read_text() == bundle_source(), "regenerate: python -m renderer.load.variants"
 
 
 def test_user_variants_override_the_bundle(tmp_path: Path) -> None:
-    from renderer.variants import Variants
+    from renderer.load.variants import Variants
 
     (tmp_path / "gpu").mkdir()
     (tmp_path / "gpu" / "facts.yaml").write_text("mine: true\n")
@@ -163,7 +163,7 @@ def test_packages_entry_tuning_a_platform_package_is_a_patch(repo) -> None:
 
 
 def test_user_variant_files_are_read_like_overlays(tmp_path: Path) -> None:
-    from renderer.variants import Variants
+    from renderer.load.variants import Variants
 
     (tmp_path / "gpu").mkdir()
     (tmp_path / "gpu" / "facts.yaml").write_text("a: [1, 2\n")

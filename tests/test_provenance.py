@@ -1,4 +1,4 @@
-"""Provenance of every rendered value (renderer.provenance): explain --rendered, render --annotate."""
+"""Provenance of every rendered value (renderer.emit.provenance): explain --rendered, render --annotate."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from renderer import provenance
+from renderer.emit import provenance
 from renderer.pipeline import render
 from tests.conftest import OVERLAYS
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from renderer.rules import all_rules
+from renderer.check.rules import all_rules
 
 CASES = Path(__file__).parent / "cases"
 

@@ -7,20 +7,17 @@ import ast
 
 from tests.conftest import REPO
 
-# Stage of each core module (a package name covers its submodules). Shared leaf modules (errors,
-# tree, model) sit at the stage where they are first needed.
+# Stage of each core module: the stage packages (renderer/load, resolve, emit, check, output) cover
+# their submodules. Shared leaf modules (errors, tree, model) sit at the stage where they are first
+# needed; the YAML emitter sits beside the YAML loader (renderer/load/yamlio.py dumps through it).
 STAGES = [
-    ("load", ["renderer.errors", "renderer.limits", "renderer.tree", "renderer.yamlio", "renderer.emitter",
-              "renderer.templating", "renderer.overlay_schema", "renderer.layercache", "renderer.overlay",
-              "renderer.variants", "renderer._generated"]),
-    ("resolve", ["renderer.model", "renderer.platform", "renderer.platform_chart", "renderer.features",
-                 "renderer.resolve"]),
+    ("load", ["renderer.errors", "renderer.tree", "renderer.load", "renderer._generated"]),
+    ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
     ("emit", ["renderer.emit"]),
-    ("check", ["renderer.rules", "renderer.schemas", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.output_codes", "renderer.nodeconfig", "renderer.cache", "renderer.flux",
-                "renderer.docs_reference"]),
-    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cmp", "renderer.diff", "renderer.inputs",
-               "renderer.provenance", "renderer.effective"]),
+    ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),
+    ("output", ["renderer.output", "renderer.docs_reference"]),
+    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp", "renderer.diff", "renderer.inputs",
+               "renderer.effective"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands", "renderer.effective.command")
@@ -78,6 +75,6 @@ def test_no_stage_imports_a_later_stage() -> None:
 
 def test_the_scan_sees_local_imports(tmp_path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from renderer.emit import emit\n    import renderer.rules.gpu\n")
-    assert imports_of(module) == {"renderer.emit", "renderer.emit.emit", "renderer.rules.gpu"}
-    assert stage_of("renderer.emit") > stage_of("renderer.overlay")  # type: ignore[operator]
+    module.write_text("def f():\n    from renderer.emit import emit\n    import renderer.check.rules.gpu\n")
+    assert imports_of(module) == {"renderer.emit", "renderer.emit.emit", "renderer.check.rules.gpu"}
+    assert stage_of("renderer.emit") > stage_of("renderer.load.overlay")  # type: ignore[operator]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from renderer import templating
+from renderer.load import templating
 
 CONTEXT = {"vars": {"domain": "example.org", "port": 443, "ratio": 1.5, "flag": True, "items": "x",
                     "nested": {"a": {"b": "deep"}}, "none": None, "_private": "p"},

@@ -1,4 +1,4 @@
-"""renderer.variants: shipped variant data is verified against the bundle once per process, never stale."""
+"""renderer.load.variants: shipped variant data is verified against the bundle once per process, never stale."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from renderer import variants
+from renderer.load import variants
 
 
 @pytest.fixture

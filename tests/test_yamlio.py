@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from renderer.errors import RenderError
-from renderer.limits import MAX_DEPTH
-from renderer.yamlio import KEY, dump_stream, load_documents
+from renderer.load.limits import MAX_DEPTH
+from renderer.load.yamlio import KEY, dump_stream, load_documents
 
 TRICKY = {
     "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
@@ -79,7 +79,7 @@ def test_alias_chains_and_self_references_are_refused() -> None:
 
 
 def test_display_path_is_relative_to_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from renderer.yamlio import display_path
+    from renderer.load.yamlio import display_path
 
     repo = tmp_path / "repo"
     (repo / "clusters" / "c1").mkdir(parents=True)
@@ -93,7 +93,7 @@ def test_display_path_is_relative_to_the_working_directory(tmp_path: Path, monke
 
 def test_display_relative_to_sets_the_base_for_a_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """cmp generate: paths relative to the repository root, whatever the cmp-server's working directory."""
-    from renderer.yamlio import display_path, display_relative_to
+    from renderer.load.yamlio import display_path, display_relative_to
 
     root = tmp_path / "_cmp_server" / "1a2b"
     (root / "overlays" / "clusters" / "c1").mkdir(parents=True)

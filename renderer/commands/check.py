@@ -8,9 +8,9 @@ from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
-    from renderer import flux
     from renderer.commands import fleet
     from renderer.effective.chart_check import chart_findings
+    from renderer.output import flux
     from renderer.pipeline import cluster_paths, render, sorted_findings
 
     paths = cluster_paths(req.path, req.all_clusters)

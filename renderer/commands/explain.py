@@ -1,5 +1,5 @@
 """``cozy-render explain``: which layer file and line set each value of the merged overlay, or, with
-``--rendered``, the chain behind each value of the rendered output (``renderer.provenance``)."""
+``--rendered``, the chain behind each value of the rendered output (``renderer.emit.provenance``)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from renderer.errors import EXIT_OK, Finding, RenderError
 from renderer.requests import ExplainRequest
 
 if TYPE_CHECKING:
-    from renderer.provenance import Entry
+    from renderer.emit.provenance import Entry
 
 
 def run(req: ExplainRequest) -> int:
     if req.rendered:
         return _rendered(req)
-    from renderer.overlay import load_overlay
+    from renderer.load.overlay import load_overlay
+    from renderer.load.yamlio import KEY, display_path
     from renderer.pipeline import refuse_tree
-    from renderer.yamlio import KEY, display_path
 
     refuse_tree(req.path)
     overlay = load_overlay(req.path, req.root)
@@ -54,7 +54,7 @@ def _rendered_hint(key: str) -> str:
 
 
 def _rendered(req: ExplainRequest) -> int:
-    from renderer import provenance
+    from renderer.emit import provenance
     from renderer.pipeline import render
 
     result = render(req.path, root=req.root, variants=req.variants, refuse=False)

@@ -108,7 +108,8 @@ def render_watched(paths: list[Path], *, strict: bool, verbose: bool, **options:
 def check_watched(paths: list[Path], *, fmt: str, verbose: bool, **options: Any) -> list[Finding]:
     """``check --all`` on a terminal: every finding (the Flux checks' too), text findings grouped, then
     the summary."""
-    from renderer import flux, pipeline
+    from renderer import pipeline
+    from renderer.output import flux
 
     def check_one(path: Path) -> RenderResult:
         result = pipeline.render(path, refuse=False, **options)

@@ -53,7 +53,7 @@ def tree_root(root: Path | None) -> Path:
 
 
 def _layer(path: Path) -> dict[str, Any] | None:
-    from renderer.yamlio import display_path, load_documents, read_text
+    from renderer.load.yamlio import display_path, load_documents, read_text
 
     try:
         docs = load_documents(read_text(path, display_path(path)), display_path(path))
@@ -117,8 +117,8 @@ def schema_reference(root: Path, cluster_dir: Path) -> str:
     """What the new file's modeline points at: a layer schema committed in the tree
     (``.cozy/overlay-layer.schema.json``, docs/getting-started.md) or, in a checkout of cozy-render,
     the shipped file, by a relative path; else the schema's ``$id`` (for a schema store)."""
-    from renderer.overlay import find_root
-    from renderer.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
+    from renderer.load.overlay import find_root
+    from renderer.load.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
 
     repo = find_root(cluster_dir / "cluster.yaml").resolve()
     for candidate in (root / ".cozy" / "overlay-layer.schema.json", LAYER_SCHEMA_FILE):
@@ -130,7 +130,7 @@ def schema_reference(root: Path, cluster_dir: Path) -> str:
 
 def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
     """The commented cluster file."""
-    from renderer.overlay_schema import LAYER_ID
+    from renderer.load.overlay_schema import LAYER_ID
 
     lines = [
         f"# yaml-language-server: $schema={schema or LAYER_ID}",
@@ -192,8 +192,8 @@ _GPU_NOTES = {
 
 
 def run(req: InitRequest) -> int:
+    from renderer.load.yamlio import display_path
     from renderer.pipeline import render
-    from renderer.yamlio import display_path
 
     if not _NAME.match(req.name):
         raise _refuse(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")

@@ -24,7 +24,7 @@ _SOURCE = re.compile(r"Source: cozystack/cozystack @ ([0-9a-f]{7})")
 def cozystack_version() -> str:
     """The Cozystack source the shipped variant data describes (its catalogue names the commit); a
     cluster's own ``platform.version`` is shown instead where the overlay pins one."""
-    from renderer.variants import shipped_dir
+    from renderer.load.variants import shipped_dir
 
     try:
         head = (shipped_dir() / "catalogue.yaml").read_text(encoding="utf-8")[:2000]

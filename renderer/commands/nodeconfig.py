@@ -15,7 +15,8 @@ from renderer.requests import NodeConfigRequest, VmSnippetRequest
 
 
 def node_config(req: NodeConfigRequest) -> int:
-    from renderer import nodeconfig, output
+    from renderer import output
+    from renderer.output import nodeconfig
     from renderer.pipeline import cluster_paths
 
     results = render_reporting_warnings(cluster_paths(req.path, req.all_clusters), req.variants, req.root,
@@ -45,8 +46,8 @@ def node_config(req: NodeConfigRequest) -> int:
 
 
 def vm_snippet(req: VmSnippetRequest) -> int:
-    from renderer.features.vlans import vm_snippets
     from renderer.pipeline import cluster_paths
+    from renderer.resolve.features.vlans import vm_snippets
 
     (result,) = render_reporting_warnings(cluster_paths(req.path, False), req.variants, req.root, strict=False)
     text = vm_snippets(result.overlay)

@@ -28,7 +28,7 @@ def run(req: RenderRequest) -> int:
     if req.out is None:
         objects = [o for r in results for o in r.manifests]
         if req.annotate:
-            from renderer import provenance
+            from renderer.emit import provenance
 
             if req.fmt == "json":
                 import json
@@ -40,7 +40,7 @@ def run(req: RenderRequest) -> int:
             return EXIT_OK
         sys.stdout.write(output.to_json(objects) if req.fmt == "json" else output.to_yaml(objects))
         return EXIT_OK
-    from renderer import flux
+    from renderer.output import flux
 
     files: dict[str, str] = {}
     for r in results:

@@ -44,7 +44,7 @@ def run(req: RulesRequest) -> int:
 
 def run_doc() -> int:
     """docs/rules.md, generated from the registry (also written by ``python -m renderer.generate``)."""
-    from renderer.rules.docs import markdown
+    from renderer.check.rules.docs import markdown
 
     sys.stdout.write(markdown())
     return EXIT_OK

@@ -9,15 +9,15 @@ from renderer.requests import SchemasExportRequest
 
 
 def overlay_schema(layer: bool = False) -> int:
-    from renderer.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
+    from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
 
     sys.stdout.write((LAYER_SCHEMA_FILE if layer else SCHEMA_FILE).read_text(encoding="utf-8"))
     return EXIT_OK
 
 
 def export(req: SchemasExportRequest) -> int:
-    from renderer.schemas.export import CATALOG_TEMPLATE
-    from renderer.schemas.export import export as write_schemas
+    from renderer.check.schemas.export import CATALOG_TEMPLATE
+    from renderer.check.schemas.export import export as write_schemas
 
     try:
         written = write_schemas(req.directory, kubernetes_versions=list(req.versions), core=req.core)

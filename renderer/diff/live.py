@@ -101,7 +101,7 @@ def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
 
 def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
     """Every object under ``path``, by key. The same object twice is an error: which one is live?"""
-    from renderer.yamlio import display_path
+    from renderer.load.yamlio import display_path
 
     index: dict[Key, Obj] = {}
     seen: dict[Key, str] = {}

@@ -74,10 +74,10 @@ def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None
 
 def _co_management(result: Any, chart_packages: dict[str, dict[str, Any]]) -> list[Finding]:
     """PLT-11 / PLT-12 against the chart's own Packages (same messages as the Python rules)."""
-    from renderer.platform import leaves
-    from renderer.rules import RuleContext
-    from renderer.rules.package import as_json, dotted, hand_written, spec_of, written_variant
-    from renderer.rules.platform import _MISSING, _same, _walk
+    from renderer.check.rules import RuleContext
+    from renderer.check.rules.package import as_json, dotted, hand_written, spec_of, written_variant
+    from renderer.check.rules.platform import _MISSING, _same, _walk
+    from renderer.resolve.platform import leaves
 
     ctx = RuleContext(result)
     generic = _system_variant(result) == "isp-full-generic"

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from renderer.effective.helm import offline_chart, template, values_files
-from renderer.platform import PlatformFacts
+from renderer.load.variants import Variants
 from renderer.platform_chart import chart_dir, shipped_versions
-from renderer.variants import Variants
+from renderer.resolve.platform import PlatformFacts
 
 SEED = 20261201
 SETS_PER_VERSION = 300

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from renderer.platform import PlatformFacts
+from renderer.load.variants import Variants
 from renderer.platform_chart.gotemplate import GoTemplateError, Unsupported, evaluate, parse
 from renderer.platform_chart.model import chart_model, go_format, url_parse_error, versioned_catalogue
-from renderer.variants import Variants
+from renderer.resolve.platform import PlatformFacts
 
 
 @pytest.mark.parametrize(("value", "expected"), [

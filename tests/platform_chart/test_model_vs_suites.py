@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from renderer.platform import PlatformFacts
+from renderer.load.variants import Variants
 from renderer.platform_chart import chart_dir, shipped_versions
-from renderer.variants import Variants
+from renderer.resolve.platform import PlatformFacts
 from tests.platform_chart.harness import Case, Render, cases, run_case
 
 SUITES = Path(__file__).parent / "suites"

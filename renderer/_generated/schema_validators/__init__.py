@@ -1,1 +1,1 @@
-"""Generated validator modules (`python -m renderer.schemas.build`); imported one per kind present."""
+"""Generated validator modules (`python -m renderer.generate`); imported one per kind present."""

@@ -1,0 +1,1 @@
+"""Stage 4, check: the output schemas (`schemas/`) and the reference rules (`rules/`)."""

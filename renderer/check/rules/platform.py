@@ -1,0 +1,500 @@
+"""PLT-*: rules on the platform Package and what its release renders (reference section (g), "Platform Package").
+
+The platform chart's own ``fail`` guards are pre-empted with the chart's exact messages (PLT-03/04/05/06/10),
+so a user who greps the HelmRelease condition finds the same text. Values are read as the chart sees
+them: chart defaults, then the platform variant's values file, then the rendered Package values
+(``renderer.resolve.platform.PlatformFacts``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from renderer.check.rules import Hit, RuleContext, rule
+from renderer.check.rules.package import (
+    _platform_list_hit,
+    as_json,
+    catalogue,
+    co_managed,
+    dotted,
+    facts,
+    hand_written,
+    platform_package,
+    spec_of,
+    variant_hit_path,
+    written_variant,
+)
+from renderer.errors import ERROR, WARNING
+from renderer.model import PLATFORM_PACKAGE
+from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
+
+_MAIN = "C:cmd/cozystack-operator/main.go"
+_IAAS = "C:packages/core/platform/templates/bundles/iaas.yaml"
+_PAAS = "C:packages/core/platform/templates/bundles/paas.yaml"
+_NAAS = "C:packages/core/platform/templates/bundles/naas.yaml"
+_SYSTEM = "C:packages/core/platform/templates/bundles/system.yaml"
+_HELPERS = "C:packages/core/platform/templates/_helpers.tpl"
+_VALUES = ("spec", "components", "platform", "values")
+KEEP_ANNOTATION = "helm.sh/resource-policy"
+RELEASE_ANNOTATION = "meta.helm.sh/release-name"
+PLATFORM_RELEASE = "cozystack-platform"
+
+
+def _values_hit(ctx: RuleContext, message: str, *paths: tuple[str, ...], severity: str | None = None) -> Hit:
+    """A hit at the first of ``paths`` (platform values paths) the rendered platform Package sets.
+
+    A value nobody set in the overlay comes from the platform variant's values file, so the
+    variant is what to point at then.
+    """
+    platform = platform_package(ctx)
+    if platform is None:
+        return Hit(message, overlay_path=("platform",), severity=severity)
+    values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values")
+    for path in paths:
+        node: Any = values
+        for key in path:
+            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is not _MISSING:
+            return Hit(message, platform, _VALUES + path, severity=severity)
+    return Hit(message, platform, variant_hit_path(platform), severity=severity)
+
+
+_MISSING = object()
+
+
+def go_quote(value: str) -> str:
+    """Go's %q for a string (strconv.Quote), which the chart's printf uses."""
+    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
+               "\\": r"\\", '"': r"\""}
+    out = []
+    for ch in value:
+        if ch in escapes:
+            out.append(escapes[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+@rule(
+    "PLT-01", ERROR,
+    "The platform Package must be named cozystack.cozystack-platform",
+    """
+    The operator creates the platform PackageSource as `cozystack.` + `--platform-source-name`
+    (default `cozystack-platform`), and a Package is resolved by the PackageSource of its own name. A
+    Package carrying the platform's `platform` component under any other name resolves nothing.
+    cozy-render always names the Package it renders from `platform:` correctly; this catches a
+    hand-written copy in `packages:` or `manifests:`.
+    """,
+    [_MAIN + ' ("cozystack." + platformSourceName)', "W:install/cozystack/platform.md"],
+)
+def plt_01(ctx: RuleContext) -> Iterator[Hit]:
+    platform_variants = set(catalogue(ctx)["platform"]["variants"]) - {"default"}
+    for e in ctx.packages():
+        if e.is_package(PLATFORM_PACKAGE):
+            continue
+        spec = spec_of(e)
+        components = spec.get("components")
+        variant = spec.get("variant")
+        if (isinstance(components, dict) and "platform" in components) or \
+                (isinstance(variant, str) and variant in platform_variants):
+            yield Hit(f"The platform Package must be named {PLATFORM_PACKAGE} (found {e.name}).",
+                      e, ("metadata", "name"))
+
+
+@rule(
+    "PLT-02", ERROR,
+    "Unknown platform variant",
+    """
+    The platform PackageSource's variants are hard-coded in the operator: `default`, `isp-full`,
+    `isp-full-generic`, `isp-hosted`. Anything else leaves the platform Package at VariantNotFound.
+    The docs also name `distro-full`, which has no variant in the code.
+    """,
+    [_MAIN + " installPlatformPackageSource", "W:operations/configuration/platform-package.md (distro-full)"],
+)
+def plt_02(ctx: RuleContext) -> Iterator[Hit]:
+    platform = platform_package(ctx)
+    if platform is None:
+        return
+    variant = written_variant(platform)
+    valid = catalogue(ctx)["platform"]["variants"]
+    if variant is None or variant in valid:
+        return
+    docs = "; distro-full appears in the docs but the platform PackageSource has no such variant" \
+        if variant == "distro-full" else ""
+    yield Hit(f"Unknown platform variant {variant} (valid: {', '.join(valid)}){docs}.",
+              platform, ("spec", "variant"))
+
+
+@rule(
+    "PLT-03", ERROR,
+    'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu"',
+    """
+    Whenever the iaas bundle renders, iaas.yaml validates `bundles.iaas.gpuOperatorVariant` (empty or
+    null means `default`) up front, even when gpu-operator is not enabled, and fails the whole platform
+    render otherwise. The message is the chart's, so it matches the HelmRelease condition. The value
+    `container` is reported by GPU-03 (with a hint), so it is reported once.
+    """,
+    [_IAAS + " L41-43", "C:packages/core/platform/tests/bundles_gpu_kubevirt_wiring_test.yaml"],
+    deferred_to=("GPU-03",),
+)
+def plt_03(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    if not f.iaas_valid:
+        return
+    value = f.get("bundles", "iaas", "gpuOperatorVariant")
+    if not go_truthy(value) or value in ("default", "vgpu"):
+        return
+    if value == "container":
+        return  # GPU-03's
+    if not isinstance(value, str):
+        return  # eq fails before the guard can print: PLT-13 quotes that Go template error
+    prefix = 'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got '
+    yield _values_hit(ctx, prefix + go_quote(value), ("bundles", "iaas", "gpuOperatorVariant"))
+
+
+_IAAS_VARIANT_GUARD = \
+    "bundles.iaas.enabled can only be true when bundles.system.variant is 'isp-full' or 'isp-full-generic'"
+
+
+@rule(
+    "PLT-04", ERROR,
+    "bundles.iaas.enabled needs bundles.system.variant isp-full or isp-full-generic",
+    """
+    iaas.yaml's first guard: with `bundles.iaas.enabled` true the system variant must be `isp-full` or
+    `isp-full-generic` (the iaas bundle needs the Cilium/KubeOVN data plane and storage those render),
+    else the platform render fails with this exact message. On `isp-hosted` this is what a
+    `bundles.iaas.enabled: true` (as in the vGPU docs example) leads to.
+    """,
+    [_IAAS + " L1-3"],
+)
+def plt_04(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    if go_truthy(f.get("bundles", "iaas", "enabled")) and f.system_variant not in ISP_FULL_VARIANTS:
+        yield _values_hit(ctx, _IAAS_VARIANT_GUARD, ("bundles", "iaas", "enabled"), ("bundles", "system", "variant"))
+
+
+# Exact prefixes of the chart's long messages (reference (g) PLT-05); the rest is ours.
+_SYSTEM_REQUIRED = {
+    "iaas": "bundles.iaas.enabled requires bundles.system.enabled: the iaas bundle depends on",
+    "paas": "bundles.paas.enabled requires bundles.system.enabled: the paas catalog depends on",
+    "naas": "bundles.naas.enabled requires bundles.system.enabled: the naas catalog depends on",
+}
+
+
+@rule(
+    "PLT-05", ERROR,
+    "iaas/paas/naas enabled while bundles.system.enabled is false",
+    """
+    `bundles.system.variant` keeps its value when `bundles.system.enabled` is false, so the variant
+    guards pass on a configuration that skips the system bundle entirely; each of iaas.yaml, paas.yaml
+    and naas.yaml therefore fails when its bundle is on without the system bundle, whose Packages it
+    depends on. The message is the chart's own, whole, read from the generated catalogue of the
+    cluster's chart version (v1.6.2 has no such guard for iaas, so there it does not fire). Each file
+    evaluates its variant guard (PLT-04 / PLT-06) first, so with an invalid system variant only that
+    message is reported.
+    """,
+    [_IAAS + " L10", _PAAS + " L12", _NAAS + " L8"],
+)
+def plt_05(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    if go_truthy(f.get("bundles", "system", "enabled")):
+        return
+    guards = [g["message"] for g in f.chart.data["guards"]]
+    for bundle, prefix in _SYSTEM_REQUIRED.items():
+        if not go_truthy(f.get("bundles", bundle, "enabled")):
+            continue
+        if not any(prefix in message for message in guards):
+            continue  # this chart version has no such guard (v1.6.2 iaas)
+        allowed = ISP_FULL_VARIANTS if bundle == "iaas" else SYSTEM_VARIANTS
+        if f.system_variant not in allowed:
+            continue  # the variant guard fires first
+        # The chart's whole message, from the generated catalogue of this version (exact, so the check
+        # against the real chart reports it once).
+        message = next((m for m in guards if prefix in m), prefix)
+        message = json.loads(message) if message.startswith('"') else message
+        yield _values_hit(ctx, message, ("bundles", bundle, "enabled"), ("bundles", "system", "enabled"))
+
+
+@rule(
+    "PLT-06", ERROR,
+    "paas/naas enabled with a system variant outside isp-full, isp-full-generic, isp-hosted",
+    """
+    paas.yaml and naas.yaml only accept the three system variants that have a branch in system.yaml
+    and fail the platform render otherwise with these exact messages (`distro-full`, named in a values
+    comment, has none).
+    """,
+    [_PAAS, _NAAS],
+)
+def plt_06(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for bundle in ("paas", "naas"):
+        if go_truthy(f.get("bundles", bundle, "enabled")) and f.system_variant not in SYSTEM_VARIANTS:
+            message = f"bundles.{bundle}.enabled can only be true when bundles.system.variant is " \
+                      "'isp-full', 'isp-full-generic', or 'isp-hosted'"
+            yield _values_hit(ctx, message, ("bundles", bundle, "enabled"), ("bundles", "system", "variant"))
+
+
+def _user_list(ctx: RuleContext, key: str) -> list[Any] | None:
+    """bundles.<key> as the rendered platform Package sets it (None: the variant file's list applies)."""
+    platform = platform_package(ctx)
+    if platform is None:
+        return None
+    values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values") or {}
+    listed = (values.get("bundles") or {}).get(key) if isinstance(values.get("bundles"), dict) else None
+    return listed if isinstance(listed, list) else None
+
+
+_BOOTBOX = "cozystack.bootbox"
+_BOOTBOX_APPLICATION = "cozystack.bootbox-application"
+
+
+@rule(
+    "PLT-07", WARNING,
+    "A name in both enabledPackages and disabledPackages: disabled wins",
+    """
+    The optional helper renders a Package only when it is in `enabledPackages` and not in
+    `disabledPackages`; iaas.yaml re-implements the same test for gpu-operator, so a name in both
+    lists gets neither the Package nor the KubeVirt GPU wiring. Exception: the `cozystack.bootbox`
+    gate in system.yaml reads only `enabledPackages` and emits `cozystack.bootbox-application` and
+    `cozystack.bootbox` through the default helper, so with `cozystack.bootbox` in both lists
+    `cozystack.bootbox-application` is still rendered unless it is disabled too.
+    An entry that only the platform variant's values file ships is not reported.
+    """,
+    [_HELPERS + " (optional helper)", _IAAS + " ($gpuEnabled)", _SYSTEM + " (bootbox gate)",
+     "C:packages/core/platform/tests (disabled wins)"],
+)
+def plt_07(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    enabled = _user_list(ctx, "enabledPackages")
+    if enabled is None:
+        return
+    disabled = set(f.disabled_packages)
+    seen: set[str] = set()
+    for name in enabled:
+        if not isinstance(name, str) or name not in disabled or name in seen:
+            continue
+        seen.add(name)
+        if name == _BOOTBOX and _BOOTBOX_APPLICATION not in disabled:
+            message = (f"{name} is both enabled and disabled: the bootbox gate ignores disabledPackages, so "
+                       f"{_BOOTBOX_APPLICATION} is still rendered (only {name} is suppressed) unless it is "
+                       "disabled too.")
+        else:
+            wiring = ", no KubeVirt GPU wiring" if name == "cozystack.gpu-operator" else ""
+            message = f"{name} is both enabled and disabled; disabled wins (no Package{wiring})."
+        yield _platform_list_hit(ctx, message, "enabledPackages", name)
+
+
+@rule(
+    "PLT-08", WARNING,
+    "An enabledPackages entry that has no effect on this variant",
+    """
+    `bundles.enabledPackages` only switches on *optional* packages (full `cozystack.` names) of a bundle
+    that renders: system's optional set and the `cozystack.bootbox` gate; iaas's
+    `cozystack.vm-default-images`, `cozystack.hami` and `cozystack.gpu-operator` (isp-full and
+    isp-full-generic only). Default packages such as `cozystack.metallb` ignore it (only
+    `disabledPackages` affects them), and names no helper references are silently ignored. The
+    `cozystack.backupstrategy-controller` entry that values-isp-full-generic.yaml itself ships is inert
+    but not the user's doing, so it is not reported.
+    """,
+    [_HELPERS, "C:packages/core/platform/templates/bundles/*.yaml", "W:operations/configuration/components.md"],
+)
+def plt_08(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    enabled = _user_list(ctx, "enabledPackages")
+    if enabled is None:
+        return
+    shipped = ((f.chart.data["variantValues"].get(f.variant) or {}).get("bundles") or {}).get("enabledPackages") or []
+    optional = {name: bundle for bundle in ("system", "iaas", "paas", "naas") for name in f.optional_packages(bundle)}
+    defaults = {name for bundle in ("system", "iaas", "paas", "naas") for name in f.default_packages(bundle)}
+    seen: set[Any] = set()
+    for name in enabled:
+        if not isinstance(name, (str, int, float, bool)) or name in seen or name in shipped:
+            continue
+        seen.add(name)
+        if isinstance(name, str) and name in optional:
+            bundle = optional[name]
+            if f.bundle_renders(bundle):
+                continue
+            why = f"it is optional in the {bundle} bundle, which does not render here"
+        elif isinstance(name, str) and name in defaults:
+            why = "it is a default package: only disabledPackages affects it"
+        elif not isinstance(name, str) or not name.startswith("cozystack."):
+            why = "optional packages are listed by their full cozystack. name"
+        else:
+            why = "no platform bundle references this name"
+        yield _platform_list_hit(ctx, f"{name} in enabledPackages has no effect on this variant ({why}).",
+                                 "enabledPackages", name)
+
+
+_STAGE_CNI_MESSAGE = \
+    "networking.stageCniPlugins: expected a boolean, got {} -- leaving it unset follows the bundle variant"
+
+
+@rule(
+    "PLT-10", ERROR,
+    "networking.stageCniPlugins is not a readable boolean",
+    """
+    `_helpers.tpl` reads `networking.stageCniPlugins` case-insensitively as true/yes/on/1 or
+    false/no/off/0 (null or absent follows the variant: on for both isp-full variants) and fails the
+    whole platform render on anything else, with this exact message. It is only read where the system
+    bundle renders with `isp-full` or `isp-full-generic`; elsewhere a bad value is a warning, because it
+    is ignored. Set it only on the platform Package: edits to `cozystack.multus` are reverted.
+    """,
+    [_HELPERS + " cozystack.platform.stageCniPlugins (main only; v1.6.2 does not read it)",
+     "C:packages/core/platform/tests/bundles_multus_staging_test.yaml"],
+)
+def plt_10(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    if not f.reads("networking.stageCniPlugins"):
+        return  # a main-only key: v1.6.2 never reads it (nor renders cozystack.multus)
+    _, readable = f.stage_cni_plugins()
+    if readable:
+        return
+    value = f.get("networking", "stageCniPlugins")
+    message = _STAGE_CNI_MESSAGE.format(go_quote(go_format(value)))
+    path = ("networking", "stageCniPlugins")
+    if go_truthy(f.get("bundles", "system", "enabled")) and f.system_variant in ISP_FULL_VARIANTS:
+        yield _values_hit(ctx, message, path)
+    else:
+        yield _values_hit(ctx, f"networking.stageCniPlugins is ignored on this configuration (read only when the "
+                               f"system bundle renders isp-full or isp-full-generic); the chart would reject "
+                               f"{go_quote(go_format(value))}.", path, severity=WARNING)
+
+
+@rule(
+    "PLT-11", ERROR,
+    "A hand-written Package the platform release also renders",
+    """
+    The platform release renders many child Packages itself (`cozystack.networking`,
+    `cozystack.metallb`, `cozystack.kubevirt`, ...). A hand-written Package of the same name, not opted
+    out with `bundles.disabledPackages`, is the same cluster-scoped object managed from two places:
+
+    - **error** when it sets a key the platform renders for that Package (reference (b): multus
+      `stageCniPlugins`, networking cilium/kubeovn keys, linstor `talos.enabled`, engine node selector
+      and telemetry, tenant `oidc-enabled`, monitoring-agents `global.target`, `backupStorage`,
+      kubevirt `cpuAllocationRatio`) to a different value: the platform re-asserts its value on every
+      upgrade. Variant conflicts are PLT-12's. Keys whose platform value needs cluster state (the
+      isp-full-generic API endpoint and CIDRs read from a ConfigMap) are not compared.
+    - **warning** otherwise: a co-managed overlay that only adds keys is the documented way to tune a
+      child Package (metallb values, `cilium.hubble`, manual KubeVirt GPU wiring), but the platform
+      still owns what it renders.
+
+    Creating such a Package before the platform release has does not fail the release: the bundled
+    helm-controller v1.5.0 sets Helm's TakeOwnership (`install`/`upgrade.disableTakeOwnership` default
+    false), so Helm adopts the existing object. Until it does, the operator reconciles what the patch
+    created: it carries no `spec.variant`, so it resolves to variant `default`, which
+    `cozystack.networking`'s PackageSource does not have (Ready=False VariantNotFound), and for a
+    Package whose source has `default` while the platform renders another variant, the wrong variant
+    is installed meanwhile. That depends on the live cluster, so the offline check cannot see it;
+    `cozy-render diff` reports a patch whose live Package is absent as PLT-11. Keep patch
+    objects after the platform Package (a later sync wave). Packages a feature renders (Hubble, GPU)
+    follow their own rules unless `packages:` also names them.
+    """,
+    [_SYSTEM, _IAAS, _PAAS, _NAAS, "C:packages/core/platform/values.yaml (multus: reverted by the platform)",
+     "W:operations/configuration/components.md", "W:networking/architecture.md",
+     "fluxcd/helm-controller v1.5.0 internal/action/{install,upgrade}.go (TakeOwnership = !disableTakeOwnership)",
+     "helm/helm v4.1.1 pkg/action/{install,upgrade}.go (requireAdoption when TakeOwnership)"],
+)
+def plt_11(ctx: RuleContext) -> Iterator[Hit]:
+    for e in hand_written(ctx):
+        rendered = co_managed(ctx, e)
+        if rendered is None:
+            continue
+        components = spec_of(e).get("components")
+        conflicts = 0
+        for path, platform_value in sorted(rendered.values.items()):
+            ours = _walk(components, path)
+            if ours is _MISSING or _same(ours, platform_value):
+                continue
+            conflicts += 1
+            key = dotted(("spec", "components") + path)
+            yield Hit(f"{e.name} is rendered by the platform release with {key}={as_json(platform_value)}; keep the "
+                      "platform's value or opt the Package out (bundles.disabledPackages) before managing it alone.",
+                      e, ("spec", "components") + path, severity=ERROR)
+        variant = written_variant(e)
+        if conflicts or (variant is not None and variant != rendered.variant):
+            continue  # the errors say more than the co-management note
+        yield Hit(f"{e.name} is co-managed with the platform release; platform-rendered keys will be re-asserted "
+                  "on every platform upgrade.", e, (), severity=WARNING)
+
+
+def _walk(tree: Any, path: tuple[Any, ...]) -> Any:
+    node = tree
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return _MISSING
+        node = node[key]
+    return node
+
+
+def _same(a: Any, b: Any) -> bool:
+    # true == 1 in Python but not in YAML/Helm: a type change is a different value.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, str) != isinstance(b, str):
+        return False
+    return a == b
+
+
+@rule(
+    "PLT-12", ERROR,
+    "A hand-written child Package's variant conflicts with the platform-rendered one",
+    """
+    For a child Package the platform release renders (and that is not in `disabledPackages`), the
+    platform decides the variant: `cozystack.networking` follows `bundles.system.variant`
+    (`kubeovn-cilium`, `kubeovn-cilium-generic`, `noop`); `cozystack.cozystack-scheduler` is `linstor` on
+    isp-full* and `default` on isp-hosted; `cozystack.cozystack-engine` and
+    `cozystack.monitoring-application` are `oidc` with OIDC on; `cozystack.kubevirt` is `default`; the six
+    iaas `*-application` Packages are `kubevirt`; a bundle-enabled `cozystack.gpu-operator` follows
+    `bundles.iaas.gpuOperatorVariant`; everything else is `default`. A different variant in a
+    hand-written copy fights the platform release on every reconcile. To run another variant, add the
+    name to `bundles.disabledPackages` and own the whole Package.
+    """,
+    [_SYSTEM, _IAAS, _PAAS, _NAAS],
+)
+def plt_12(ctx: RuleContext) -> Iterator[Hit]:
+    for e in hand_written(ctx):
+        rendered = co_managed(ctx, e)
+        variant = written_variant(e)
+        if rendered is None or variant is None or variant == rendered.variant:
+            continue
+        yield Hit(f"Variant {variant} conflicts with the platform-rendered variant {rendered.variant} for {e.name}.",
+                  e, ("spec", "variant"))
+
+
+@rule(
+    "PLT-13", ERROR,
+    "A platform value the chart's templates cannot evaluate",
+    """
+    The platform chart reads its values with Go template semantics, and some values that pass the
+    overlay schema make a template itself fail, which fails the whole platform release: a field walk
+    through a non-map (`authentication: {oidc: false}`), a `ternary` on a non-bool
+    (`authentication.oidc.enabled: "true"`), `dig` through a bool (`networking: {encryption: true}`,
+    main only), `eq` across kinds (a list or number as `bundles.iaas.gpuOperatorVariant`), and Sprig
+    `urlParse` on an endpoint without a scheme (`publishing.apiServerEndpoint: 10.0.0.5:6443`, read on
+    isp-full-generic). The conditions are replayed from the chart version's own templates
+    (`renderer/_generated/platform/<version>.json`), in the order helm executes them, so the message
+    is the one helm prints after `executing "<template>"`. `fail` guards are PLT-03..06 and PLT-10's.
+    """,
+    [_SYSTEM, _IAAS, _HELPERS, "renderer/_generated/platform/<version>.json (generated from the chart)"],
+)
+def plt_13(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for problem in f.chart_problems:
+        if problem.kind != "template":
+            continue
+        message = f"executing \"cozy-platform/{problem.template}\" {problem.message} (platform chart {f.chart.version})"
+        yield _values_hit(ctx, message, *_prefixes(problem.key))
+
+
+def _prefixes(key: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """``key`` and its parents, longest first: the deepest value the overlay actually set."""
+    return [key[:n] for n in range(len(key), 0, -1)]

@@ -1,0 +1,79 @@
+"""The resolve stage: the merged overlay plus the variant data become a frozen ``Plan``.
+
+Features (``renderer.resolve.features``) contribute platform values, Packages the platform must enable or
+disable, and standalone objects. The Packages lists are then merged into ``bundles.*Packages`` and
+the platform facts (``renderer.resolve.platform.PlatformFacts``: what the platform chart will do) are
+computed once from the final values. Emit, labels and rules read them from the plan; nothing later
+computes them again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from renderer.errors import Finding, Location
+from renderer.load.overlay import Overlay
+from renderer.load.variants import Variants
+from renderer.model import Derived, Emitted
+from renderer.resolve.platform import PlatformFacts
+from renderer.tree import copy_tree
+
+
+class Plan(NamedTuple):
+    """What the cluster will get, before it is written out as objects."""
+
+    overlay: Overlay
+    variants: Variants
+    platform_variant: str | None
+    platform_values: dict[str, Any]  # final: features applied, enabled/disabled lists merged
+    facts: PlatformFacts  # of platform_variant + platform_values
+    enabled_packages: dict[str, Location | None]  # name -> the overlay value that asked for it
+    disabled_packages: dict[str, Location | None]
+    objects: tuple[Emitted, ...]  # contributed by features, in feature order
+    findings: tuple[Finding, ...]
+    inputs: tuple[Path, ...]  # every repository file read so far
+    derived: tuple[Derived, ...] = ()  # platform values features set (prefix: a path in platform_values)
+
+
+def resolve(overlay: Overlay, variants: Variants) -> Plan:
+    from renderer.platform_chart import DEFAULT_VERSION
+    from renderer.platform_chart.model import versioned_catalogue
+    from renderer.resolve.features import FEATURES
+    from renderer.resolve.features.context import FeatureContext
+
+    variant = overlay.get("platform", "variant")
+    values = copy_tree(overlay.get("platform", "values") or {})
+    written = overlay.get("platform", "version")
+    version = written if isinstance(written, str) and written else DEFAULT_VERSION
+    # The catalogue with the PackageSources of the cluster's chart version (generated from the chart).
+    catalogue = versioned_catalogue(variants.catalogue(), version)
+    ctx = FeatureContext(overlay, variants, values,
+                         PlatformFacts(catalogue, variant, copy_tree(values), version=version))
+    for feature in FEATURES:
+        feature(ctx)
+    _merge_package_lists(values, ctx.enabled_packages, ctx.disabled_packages)
+    return Plan(overlay, variants, variant, values, PlatformFacts(catalogue, variant, values, version=version),
+                dict(ctx.enabled_packages), dict(ctx.disabled_packages), tuple(ctx.objects), tuple(ctx.findings),
+                tuple(ctx.inputs), tuple(ctx.derived))
+
+
+def _merge_package_lists(values: dict[str, Any], enabled: dict[str, Location | None],
+                         disabled: dict[str, Location | None]) -> None:
+    """Add the features' names to ``bundles.enabledPackages``/``disabledPackages`` (sorted, unique)."""
+    bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else None
+    for key, extra in (("enabledPackages", enabled), ("disabledPackages", disabled)):
+        user = (bundles or {}).get(key)
+        names = list(user) if isinstance(user, list) else []
+        if not extra and not isinstance(user, list):
+            continue
+        if not isinstance(user, list) and user is not None:
+            continue  # not a list: leave it for the rules to report, do not guess
+        merged = sorted(set(names) | set(extra), key=str)
+        if merged:
+            bundles = values.setdefault("bundles", {}) if bundles is None else bundles
+            bundles[key] = merged
+        elif bundles is not None:
+            bundles.pop(key, None)
+    if bundles is not None and not bundles:
+        values.pop("bundles", None)
