@@ -28,6 +28,7 @@ from renderer.check.rules.package import (
 )
 from renderer.errors import ERROR, WARNING
 from renderer.model import PLATFORM_PACKAGE
+from renderer.platform_chart.model import go_quote
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 
 _MAIN = "C:cmd/cozystack-operator/main.go"
@@ -62,25 +63,6 @@ def _values_hit(ctx: RuleContext, message: str, *paths: tuple[str, ...], severit
 
 
 _MISSING = object()
-
-
-def go_quote(value: str) -> str:
-    """Go's %q for a string (strconv.Quote), which the chart's printf uses."""
-    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
-               "\\": r"\\", '"': r"\""}
-    out = []
-    for ch in value:
-        if ch in escapes:
-            out.append(escapes[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
 
 
 @rule(

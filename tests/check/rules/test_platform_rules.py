@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from renderer.check.rules import run_rules
-from renderer.check.rules.platform import go_quote
 from renderer.errors import ERROR, WARNING
 from renderer.load.variants import Variants
+from renderer.platform_chart.model import go_quote
 from renderer.resolve.platform import PlatformFacts, leaves
 from tests.check.rules.test_package_rules import line_col, position, result_of, run
 
