@@ -75,7 +75,7 @@ def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None
 def _co_management(result: Any, chart_packages: dict[str, dict[str, Any]]) -> list[Finding]:
     """PLT-11 / PLT-12 against the chart's own Packages (same messages as the Python rules)."""
     from renderer.check.rules import RuleContext
-    from renderer.check.rules.package import as_json, dotted, hand_written, spec_of, written_variant
+    from renderer.check.rules.common import as_json, dotted, hand_written, spec_of, written_variant
     from renderer.check.rules.platform import _MISSING, _same, _walk
     from renderer.resolve.platform import leaves
 

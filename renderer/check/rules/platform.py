@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from renderer.check.rules import Hit, RuleContext, rule
-from renderer.check.rules.package import (
-    _platform_list_hit,
+from renderer.check.rules.common import (
     as_json,
     catalogue,
     co_managed,
     dotted,
     facts,
     hand_written,
+    platform_list_hit,
     platform_package,
     spec_of,
     variant_hit_path,
@@ -271,7 +271,7 @@ def plt_07(ctx: RuleContext) -> Iterator[Hit]:
         else:
             wiring = ", no KubeVirt GPU wiring" if name == "cozystack.gpu-operator" else ""
             message = f"{name} is both enabled and disabled; disabled wins (no Package{wiring})."
-        yield _platform_list_hit(ctx, message, "enabledPackages", name)
+        yield platform_list_hit(ctx, message, "enabledPackages", name)
 
 
 @rule(
@@ -312,7 +312,7 @@ def plt_08(ctx: RuleContext) -> Iterator[Hit]:
             why = "optional packages are listed by their full cozystack. name"
         else:
             why = "no platform bundle references this name"
-        yield _platform_list_hit(ctx, f"{name} in enabledPackages has no effect on this variant ({why}).",
+        yield platform_list_hit(ctx, f"{name} in enabledPackages has no effect on this variant ({why}).",
                                  "enabledPackages", name)
 
 
