@@ -190,9 +190,11 @@ class _Job(NamedTuple):
     ignores: list[Any]
     source: Any  # a callable returning the live-state source (opened inside the job)
     content_only: bool
+    patch_notes: dict[str, tuple[str, str]]  # Package name -> (PLT-11 message, severity) if absent live
 
 
 def _job(request: DiffRequest, result: Any) -> _Job:
+    from renderer.diff import compare
     from renderer.diff.compare import parse_ignore
 
     name = result.overlay.name
@@ -210,9 +212,10 @@ def _job(request: DiffRequest, result: Any) -> _Job:
         assert folder is not None
         against = request.against is not None
         return _Job(name, desired, ignores, lambda: _offline_source(folder, name, request.all_clusters, against),
-                    against)
+                    against, compare.patch_target_notes(result))
     context = request.context or result.overlay.get("live", "context")
-    return _Job(name, desired, ignores, lambda: _cluster_source(request, name, context), False)
+    return _Job(name, desired, ignores, lambda: _cluster_source(request, name, context), False,
+                compare.patch_target_notes(result))
 
 
 def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool) -> Any:
@@ -275,7 +278,7 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
             targets.append(compare.Desired(obj, compare_to))
         return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
                                        show_secrets=request.show_secrets, content_only=job.content_only,
-                                       released=released)
+                                       released=released, patch_notes=job.patch_notes)
     finally:
         close = getattr(source, "close", None)
         if close is not None:

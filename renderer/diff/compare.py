@@ -201,12 +201,14 @@ class Desired(NamedTuple):
 
 def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | None], labelled: list[Obj],
                     ignores: list[Ignore], *, show_secrets: bool = False, content_only: bool = False,
-                    released: list[Obj] | None = None) -> Outcome:
+                    released: list[Obj] | None = None,
+                    patch_notes: dict[str, tuple[str, str]] | None = None) -> Outcome:
     """``live`` maps each rendered object's key to its live copy (None: absent); ``labelled`` holds
     the live objects carrying this cluster's label (orphan candidates). ``content_only`` (``--against``)
     compares rendered output with rendered output: no patch projection, no live-only checks.
     ``released`` (``--effective``) holds live Packages the platform release installed that the
-    effective set no longer has: orphans too, without our label."""
+    effective set no longer has: orphans too, without our label. ``patch_notes`` words PLT-11 for a
+    patch whose live Package is absent (``patch_target_notes``)."""
     items: list[Item] = []
     findings: list[Finding] = []
     rendered_keys = set()
@@ -216,7 +218,7 @@ def compare_cluster(cluster: str, desired: list[Desired], live: dict[Key, Obj | 
         if not key[2]:  # applied without a namespace: it lands in the default namespace
             rendered_keys.add((key[0], key[1], "default", key[3]))
         current = live.get(key)
-        items.append(_compare_one(key, d, current, ignores, show_secrets, content_only, findings))
+        items.append(_compare_one(key, d, current, ignores, show_secrets, content_only, findings, patch_notes or {}))
     platform_keys = {key_of(o) for o in released or []}
     for obj in sorted([*labelled, *(released or [])], key=key_of):
         key = key_of(obj)
@@ -252,18 +254,20 @@ def skip_reason(*objs: Obj | None, live_exists: bool) -> str | None:
 
 
 def _compare_one(key: Key, d: Desired, current: Obj | None, ignores: list[Ignore], show_secrets: bool,
-                 content_only: bool, findings: list[Finding]) -> Item:
+                 content_only: bool, findings: list[Finding], patch_notes: dict[str, tuple[str, str]]) -> Item:
     api_version = str(d.obj.get("apiVersion", ""))
     patch = is_patch(d.obj) and not content_only
     reason = skip_reason(d.obj, current, live_exists=current is not None)
     if reason is not None:
         return Item(key, api_version, SKIPPED, None, None, reason)
     if current is None and patch:
-        findings.append(Finding(
-            "PLT-11", f"{ref(key)}: the live object this patch is for does not exist. A patch has no "
-            "spec.variant, so the operator would resolve it to `default`, which this Package's source may not "
-            "have (cozystack.networking's has not): the Package would sit VariantNotFound until the platform "
-            "release adopts it. Sync the patch after the platform Package is Ready.", None, ERROR))
+        note = patch_notes.get(key[3])
+        message, severity = note if note is not None else (
+            f"{ref(key)}: the live object this patch is for does not exist. A patch has no spec.variant, so the "
+            "operator would resolve it to `default`, which this Package's source may not have: the Package would "
+            "sit VariantNotFound until the platform release adopts it. Sync the patch after the platform Package "
+            "is Ready.", ERROR)
+        findings.append(Finding("PLT-11", message, None, severity))
         return Item(key, api_version, PATCH_TARGET_MISSING, None, None, "the platform release has not created it")
     want = normalise(d.compare_to, defaults=not (patch and d.compare_to is d.obj))
     have = normalise(current) if current is not None else None
@@ -283,3 +287,36 @@ def _compare_one(key: Key, d: Desired, current: Obj | None, ignores: list[Ignore
     else:
         want_shown = want
     return Item(key, api_version, status, have, want_shown, "patch: only the fields it carries" if patch else "")
+
+
+def patch_target_notes(result: Any) -> dict[str, tuple[str, str]]:
+    """PLT-11, worded per Package, for a patch whose live Package is absent (2026-12 erratum): syncing
+    it creates the Package before the platform release does. Helm adopts it later (helm-controller
+    v1.5.0 takes ownership); until then the operator installs what the patch says on its own. It has
+    no ``spec.variant``, so it resolves to ``default``: an error when the PackageSource has no such
+    variant (VariantNotFound) or the platform renders another one (the wrong one runs meanwhile), a
+    warning when ``default`` is the platform's variant too (only the ordering matters)."""
+    from renderer.check.rules import RuleContext
+    from renderer.check.rules.common import co_managed, hand_written, sources, written_variant
+
+    ctx = RuleContext(result)
+    known = sources(ctx)
+    notes: dict[str, tuple[str, str]] = {}
+    for e in hand_written(ctx):
+        rendered = co_managed(ctx, e)
+        if rendered is None:
+            continue
+        variant = written_variant(e) or "default"
+        source = known.get(e.name)
+        prefix = f"Package {e.name}: the live object this patch is for does not exist; syncing it first creates it"
+        suffix = ("until the platform release adopts it (helm-controller takes ownership of existing objects). "
+                  "Sync it after the platform Package is Ready.")
+        if source is not None and not source.partial_variants and variant not in source.variants:
+            notes[e.name] = (f"{prefix} with variant {variant}, which PackageSource {e.name} does not have: it sits "
+                             f"Ready=False VariantNotFound {suffix}", ERROR)
+        elif variant != rendered.variant:
+            notes[e.name] = (f"{prefix} with variant {variant}: the operator installs that instead of the "
+                             f"platform's {rendered.variant} {suffix}", ERROR)
+        else:
+            notes[e.name] = (f"{prefix}; the operator installs variant {variant} on its own {suffix}", WARNING)
+    return notes

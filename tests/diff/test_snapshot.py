@@ -404,3 +404,28 @@ def test_every_truncation_of_a_list_dump_is_an_error(vlan: Path, tmp_path: Path,
             run(DiffRequest(vlan, snapshot=cut), stdout=io.StringIO(), stderr=io.StringIO())
         (finding,) = caught.value.findings
         assert finding.code == "DIFF-SNAPSHOT", (position, finding)
+
+
+def test_plt11_is_worded_by_the_variant_a_created_patch_would_get(tmp_path: Path) -> None:
+    """Erratum 2026-12: a patch that creates its Package resolves to variant `default` until the platform
+    release adopts it. No `default` in the source: VariantNotFound; another platform variant: the wrong
+    one runs meanwhile (both errors); `default` is the platform's too: only the ordering (a warning)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    cluster = repo / "clusters" / "c1"
+    cluster.mkdir(parents=True)
+    (cluster / "cluster.yaml").write_text(
+        "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\nhost: {os: apt}\n"
+        "platform: {variant: isp-full}\npackages:\n"
+        "  cozystack.networking: {components: {cilium: {values: {cilium: {debug: {enabled: true}}}}}}\n"
+        "  cozystack.cozystack-scheduler: {components: {}}\n"
+        "  cozystack.metallb: {components: {metallb: {values: {speaker: {frr: {enabled: false}}}}}}\n")
+    snapshot = write_list(tmp_path / "live.json", [], "json")
+    result = cozy("diff", cluster, "--snapshot", snapshot)
+    assert result.code > 1, result
+    lines = {line.split("Package ")[1].split(":")[0]: line for line in result.stderr.splitlines() if "PLT-11" in line}
+    assert lines["cozystack.networking"].startswith("error[PLT-11]") and "VariantNotFound" in lines["cozystack.networking"]
+    assert lines["cozystack.cozystack-scheduler"].startswith("error[PLT-11]")
+    assert "instead of the platform's linstor" in lines["cozystack.cozystack-scheduler"]
+    assert lines["cozystack.metallb"].startswith("warning[PLT-11]")
+    assert "release fails" not in result.stderr
