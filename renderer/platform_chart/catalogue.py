@@ -1,6 +1,6 @@
 """Generate the platform catalogue of each vendored chart version from the chart itself.
 
-    python -m renderer.platform_chart.catalogue [--check]
+    python -m renderer.generate [--check]   # writes these with every other generated file
 
 For every version under ``charts/``: every PackageSource in ``sources/*.yaml`` (variants, their
 components, which components install, ``dependsOn``), and every Package the bundle templates emit
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -305,24 +304,3 @@ def generated_text(version: str) -> str:
 def expected_files() -> dict[Path, bytes]:
     """Every generated catalogue file and its content (``python -m renderer.generate`` writes them)."""
     return {GENERATED / f"{version}.json": generated_text(version).encode() for version in shipped_versions()}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m renderer.platform_chart.catalogue [--check]``: this generator alone (the same
-    files ``python -m renderer.generate`` writes with everything else)."""
-    from renderer.generate import stale_files, write_files
-
-    files, owned = expected_files(), ((GENERATED, "*.json"),)
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--check"]:
-        stale = stale_files(files, owned)
-        for path in stale:
-            print(f"{path}: stale; run python -m renderer.generate", file=sys.stderr)
-        return 1 if stale else 0
-    for path in write_files(files, owned):
-        print(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The render-path model of one platform chart version, read from its generated catalogue.
 
-``renderer/_generated/platform/<version>.json`` (``python -m renderer.platform_chart.catalogue``)
+``renderer/_generated/platform/<version>.json`` (``python -m renderer.generate``)
 holds what the chart's bundle templates emit and under which conditions, as the chart's own Go
 template text. ``ChartModel.evaluate`` replays it in Python, in the order helm executes the
 templates (deepest path first, then reverse alphabetical: system, paas, naas, iaas), so the first
