@@ -48,7 +48,9 @@ def test_an_unmarked_folder_of_a_vanished_cluster_is_kept(cli, fleet: Path, tmp_
 def test_a_folder_from_before_the_mark_counts_as_ours(fleet: Path, tmp_path: Path) -> None:
     out = tmp_path / "rendered"
     files = output.directory_files([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}])
-    output.write_tree(out, files)  # unmarked, as cozy-render wrote it before the mark existed
+    out.mkdir()
+    for name, text in files.items():  # unmarked, as cozy-render wrote it before the mark existed
+        (out / name).write_text(text)
     assert output.is_ours(out)
     (out / "notes.txt").write_text("a file the kustomization does not list\n")
     assert not output.is_ours(out)

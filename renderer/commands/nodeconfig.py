@@ -41,7 +41,7 @@ def node_config(req: NodeConfigRequest) -> int:
         # inside a folder Flux applies would be applied as (invalid) manifests.
         raise RenderError([Finding("OUT-NODECONFIG", f"{out} holds rendered manifests ({manifests[0]}); "
                                                      "write node config to its own directory", Location(str(out)))])
-    output.write_tree(out, files)
+    output.write_tree(out, files, results)
     return EXIT_OK
 
 
