@@ -46,6 +46,12 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                            shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete)),
     "verbose": click.option("-v", "--verbose", is_flag=True,
                             help="With --all on a terminal: print every warning line, not one per distinct warning."),
+    "chart": click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]), default="model",
+                          show_default=True,
+                          help="Who says what the platform chart renders: the built-in model, the real chart "
+                               "through helm (fails without one), or helm when --helm or PATH has one."),
+    "helm": click.option("--helm", "helm", metavar="PATH",
+                         help="The helm binary for --chart helm/auto (default: helm on PATH)."),
 }
 
 
@@ -124,7 +130,7 @@ def render(**options: Any) -> int:
               show_default=True,
               help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "chart", "helm")
 @runs
 def check(**options: Any) -> int:
     """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
@@ -363,8 +369,8 @@ def inputs(**options: Any) -> int:
 @main.command("ls")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path),
                 shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete))
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]), default=None,
-              help="table or json (default: a table on a terminal, JSON otherwise).")
+@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="A table, or JSON (the same in a pipe and on a terminal).")
 @click.option("--sort", type=click.Choice(["name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors",
                                            "warnings"]), default="name", show_default=True,
               help="Column to sort by (counts sort largest first).")

@@ -267,17 +267,20 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     from renderer import output
     from renderer.load.overlay import find_cluster_file, find_root
     from renderer.load.yamlio import display_relative_to
-    from renderer.pipeline import render
+    from renderer.pipeline import Options, run
 
     root = unpacked.root if unpacked else None
     base = root or find_root(find_cluster_file(path).absolute())
+    options = Options(root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version,
+                      strict=request.strict)
     with display_relative_to(base, unpacked.prefix if unpacked else ""):
-        result = render(path, root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version)
-    warnings = [f for f in result.findings if f.severity != ERROR]
-    if request.strict and warnings:
-        # The sync fails on these, so they are errors here; the message says why.
+        done = run(path, options)
+    if done.exit_code:
+        # Under strict the sync fails on warnings, so they are errors here; the message says why.
         raise RenderError([f._replace(severity=ERROR, message=f"{f.message} (strict: warnings fail the sync)")
-                           for f in warnings])
+                           if f.severity == WARNING else f for f in done.failures()], done.exit_code)
+    (result,) = done.results
+    warnings = [f for f in result.findings if f.severity != ERROR]
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")

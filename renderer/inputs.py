@@ -34,17 +34,10 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     The render runs as ``render`` runs it (overlay, features, output schemas, rules) but is not
     refused by error findings: a cluster that fails its rules still reads the same files.
     """
-    from renderer.check.rules import run_rules
-    from renderer.check.schemas import check_objects
-    from renderer.emit import emit
-    from renderer.load.overlay import load_overlay
-    from renderer.resolve import resolve
+    from renderer.pipeline import Options, render_unrefused
 
-    overlay = load_overlay(path, root)
-    variant_data = Variants(variants)
-    result = emit(resolve(overlay, variant_data))
-    check_objects(result, validator="builtin")
-    run_rules(result)
+    result = render_unrefused(path, Options(variants, root, validator="builtin"))
+    overlay, variant_data = result.overlay, result.variants
     repo_root = overlay.root
     read = {p.resolve() for p in [*result.inputs, *variant_overrides(variant_data)]}
     inside = sorted(p.relative_to(repo_root).as_posix() for p in read if repo_root in p.parents)

@@ -1,45 +1,168 @@
-"""The pipeline: load -> merge -> resolve -> emit -> check, for one cluster or many.
+"""The pipeline: load -> merge -> resolve -> emit -> check, for one cluster or a whole tree.
 
-Stages: ``renderer.load.overlay`` loads and merges the layers (with ``renderer.load.yamlio``,
-``renderer.load.templating``, ``renderer.load.overlay_schema``), ``renderer.resolve`` turns the merged overlay
-and the variant data into a plan, ``renderer.emit`` writes the objects, and ``renderer.check.schemas`` and
-``renderer.check.rules`` check them. ``renderer.output`` serialises the result. Returns results; never
+``run(path, options)`` is the one place a run is composed: ``--all`` discovery, the stages for each
+cluster, refusal, ``--strict``, sorting, and the exit class. Every command calls it (or ``render``,
+its one-cluster form); what differs between a terminal and a pipe is only how the caller presents
+the ``Run`` it gets back (progress comes through an observer ``run`` calls once per cluster).
+
+Stages: ``renderer.load.overlay`` loads and merges the layers, ``renderer.resolve`` turns the merged
+overlay and the variant data into a plan, ``renderer.emit`` writes the objects, and
+``renderer.check`` judges them (``check_stage``). ``renderer.output`` serialises the result. Never
 prints or exits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer import batch
 from renderer.emit import RenderResult, emit
-from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, WARNING, Finding, Location, RenderError
 from renderer.load.overlay import load_overlay
 from renderer.load.variants import Variants
 from renderer.resolve import resolve
+
+if TYPE_CHECKING:  # the chart choice is imported by the check stage only when helm is asked for
+    from renderer.check.chart import ChartChoice
+
+
+class Options(NamedTuple):
+    """How a run renders and judges each cluster (the command layer builds it from a request)."""
+
+    variants: Path | None = None
+    root: Path | None = None
+    extra_vars: dict[str, str] | None = None  # Argo CD's `vars` parameter, over the overlay's vars
+    kubernetes_version: str | None = None
+    validator: str = "auto"
+    strict: bool = False  # warnings fail as errors do (``failing``)
+    refuse: bool = True  # render: an error refuses the cluster (exit 3); check: report it (exit 1)
+    chart: ChartChoice | None = None  # who says what the platform chart renders; None: the built-in model
+    flux: bool = False  # the Flux delivery checks (FLUX-SUBST), part of `check`
+
+
+class ClusterRun(NamedTuple):
+    """One cluster of a run: its render (None when the input was refused before one existed) and
+    every finding about it, sorted."""
+
+    path: Path
+    name: str
+    result: RenderResult | None
+    findings: list[Finding]
+    refused: int = EXIT_OK  # the exit code of an input refusal (load, resolve, emit), else 0
+
+
+class Run(NamedTuple):
+    clusters: list[ClusterRun]
+    options: Options
+
+    @property
+    def results(self) -> list[RenderResult]:
+        return [c.result for c in self.clusters if c.result is not None]
+
+    def tagged(self) -> list[tuple[str, Finding]]:
+        """Every finding with the name of its cluster, cluster by cluster."""
+        return [(c.name, f) for c in self.clusters for f in c.findings]
+
+    def findings(self) -> list[Finding]:
+        """Every distinct finding of the run, sorted (a shared layer's warning once)."""
+        return sorted_findings([f for c in self.clusters for f in c.findings])
+
+    @property
+    def exit_code(self) -> int:
+        """The exit class: an input refusal (3) over failing findings (3 when rendering, 1 when checking)."""
+        code = EXIT_OK
+        for cluster in self.clusters:
+            if cluster.refused:
+                code = max(code, cluster.refused)
+            elif failing(cluster.findings, self.options.strict):
+                code = max(code, EXIT_INPUT if self.options.refuse else EXIT_FINDINGS)
+        return code
+
+    def failures(self) -> list[Finding]:
+        """What a refused render reports: every finding of each failing cluster, and with ``--strict``
+        the warnings of the others too."""
+        out: list[Finding] = []
+        for cluster in self.clusters:
+            if cluster.refused or failing(cluster.findings, False) or self.options.strict:
+                out += cluster.findings
+        return out
+
+
+def failing(findings: list[Finding], strict: bool) -> list[Finding]:
+    """The findings that fail a run: errors, and with ``--strict`` warnings too (the one strict rule)."""
+    return [f for f in findings if f.severity == ERROR or (strict and f.severity == WARNING)]
+
+
+Observer = Callable[[ClusterRun], None]
+
+
+def run(path: Path, options: Options | None = None, *, all_clusters: bool = False,
+        observer: Observer | None = None) -> Run:
+    """Render and check PATH (with ``all_clusters``, every cluster of the tree at PATH).
+
+    One cluster's refusal never stops the others: each cluster's findings are its own, and the exit
+    class (``Run.exit_code``) is the same whoever watches. ``observer`` is called after each cluster.
+    """
+    options = options or Options()
+    clusters = []
+    for cluster_path in batch.clusters(cluster_paths(path, all_clusters)):  # the collector paused between
+        done = run_cluster(cluster_path, options)
+        clusters.append(done)
+        if observer is not None:
+            observer(done)
+    return Run(clusters, options)
+
+
+def run_cluster(path: Path, options: Options) -> ClusterRun:
+    try:
+        result = render_unrefused(path, options)
+    except RenderError as exc:
+        return ClusterRun(path, path.name, None, sorted_findings(exc.findings), exc.exit_code)
+    return ClusterRun(path, result.overlay.name, result, result.findings)
+
+
+def render_unrefused(path: Path, options: Options) -> RenderResult:
+    """Every stage for one cluster; input errors raise, findings are kept on the result."""
+    refuse_tree(path)
+    overlay = load_overlay(path, options.root, extra_vars=options.extra_vars)
+    result = emit(resolve(overlay, Variants(options.variants)))
+    check_stage(result, options)
+    return result
+
+
+def check_stage(result: RenderResult, options: Options) -> None:
+    """Stage 4: the output schemas, the reference rules, the Flux delivery checks (``check``) and the
+    platform chart's own verdict (``--chart helm``), onto ``result.findings``, sorted."""
+    from renderer.check.rules import run_rules
+    from renderer.check.schemas import check_objects
+
+    # output schemas (renderer.check.schemas): kubeconform-compatible, offline
+    result.findings.extend(check_objects(result, kubernetes_version=options.kubernetes_version,
+                                         validator=options.validator))
+    result.findings.extend(run_rules(result))
+    if options.flux:
+        from renderer.output import flux
+
+        result.findings.extend(flux.check(result))
+    if options.chart is not None and options.chart.mode == "helm":
+        from renderer.effective.chart_check import chart_findings
+
+        result.findings[:] = chart_findings(result, helm=options.chart.helm) + result.findings
+    result.findings[:] = sorted_findings(result.findings)
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
            extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
            validator: str = "auto", refuse: bool = True) -> RenderResult:
-    """Render one cluster through every stage, checks included.
+    """One cluster through every stage (``run``'s one-cluster form, for callers that need the result).
 
-    With ``refuse`` (the default), raises RenderError when an error-severity finding remains;
-    ``check`` passes ``refuse=False`` to report everything instead. ``extra_vars`` (Argo CD
-    parameters) override the overlay's ``vars`` before templating.
+    With ``refuse`` (the default), raises RenderError when an error-severity finding remains.
     """
-    from renderer.check.rules import run_rules
-    from renderer.check.schemas import check_objects
-
-    refuse_tree(path)
-    overlay = load_overlay(path, root, extra_vars=extra_vars)
-    result = emit(resolve(overlay, Variants(variants)))
-    # output schemas (renderer.check.schemas): kubeconform-compatible, offline
-    result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
-    result.findings.extend(run_rules(result))
-    result.findings[:] = sorted_findings(result.findings)
-    if refuse and any(f.severity == ERROR for f in result.findings):
+    options = Options(variants, root, extra_vars, kubernetes_version, validator, refuse=refuse)
+    result = render_unrefused(path, options)
+    if refuse and failing(result.findings, False):
         raise RenderError(result.findings)
     return result
 
@@ -47,24 +170,13 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
 def render_many(paths: list[Path], *, variants: Path | None = None, root: Path | None = None, strict: bool = False,
                 extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
                 validator: str = "auto") -> tuple[list[RenderResult], list[Finding]]:
-    """Render every path; returns (results, warnings). Every failure is collected before raising,
-    and with ``strict`` warnings fail the render as errors do."""
-    results, failures = [], []
-    for p in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
-        try:
-            results.append(render(p, variants=variants, root=root, extra_vars=extra_vars,
-                                  kubernetes_version=kubernetes_version, validator=validator))
-        except RenderError as exc:
-            failures.extend(exc.findings)
-    warnings = [f for r in results for f in r.findings if f.severity == WARNING]
-    if failures or (strict and warnings):
-        raise RenderError(failures + warnings)
-    return results, warnings
-
-
-def check_cluster(path: Path, **options: Any) -> list[Finding]:
-    """Every finding of one cluster (schemas and rules included), without refusing."""
-    return render(path, refuse=False, **options).findings
+    """Render every path; returns (results, warnings), or raises with every cluster's failures
+    (``Run.failures``) when one is refused or, with ``strict``, warned."""
+    options = Options(variants, root, extra_vars, kubernetes_version, validator, strict=strict)
+    done = Run([run_cluster(p, options) for p in batch.clusters(paths)], options)
+    if done.exit_code != EXIT_OK:
+        raise RenderError(done.failures(), done.exit_code)
+    return done.results, [f for r in done.results for f in r.findings if f.severity == WARNING]
 
 
 def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
@@ -109,5 +221,3 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
 
 
 SCHEMA_CODE = "SCHEMA"
-
-

@@ -1,16 +1,85 @@
-"""How findings reach the user: text lines on stderr, GitHub workflow annotations, or JSON on stdout.
+"""How results reach the user: one registry of reporters, keyed by what is reported and the format.
 
-Every command reports through here; the core only returns or raises findings.
+A reporter is a function ``(payload, streams) -> None`` registered with ``@reporter(subject, fmt)``;
+commands call ``show(subject, fmt, payload)`` and never choose a format themselves, so a new format
+is one reporter (as check-jsonschema's reporter registry does it). The core only returns or raises
+findings; this module and the command bodies print.
+
+Subjects and their formats:
+
+- ``findings``: ``text`` (stderr, one ``file:line:col: severity[CODE]: message`` per distinct
+  finding; grouped, with a summary line, when a person watches a fleet), ``json`` and ``github``
+  (workflow commands) on stdout, where CI reads them. The payload is a ``FindingsReport``.
+- ``objects``: ``yaml`` (a stream) and ``json`` (a ``v1`` List) on stdout.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
-from typing import TextIO
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple, TextIO
 
-from renderer.errors import ERROR, Finding
+from renderer.errors import ERROR, WARNING, Finding
 
 FORMATS = ("text", "json", "github")
+JSON_API_VERSION = "cozy-render/v1"
+
+
+class Streams(NamedTuple):
+    stdout: TextIO
+    stderr: TextIO
+
+
+Reporter = Callable[[Any, Streams], None]
+_REPORTERS: dict[tuple[str, str], Reporter] = {}
+
+
+def reporter(subject: str, fmt: str) -> Callable[[Reporter], Reporter]:
+    def register(fn: Reporter) -> Reporter:
+        _REPORTERS[subject, fmt] = fn
+        return fn
+
+    return register
+
+
+def formats(subject: str) -> list[str]:
+    return [fmt for (s, fmt) in _REPORTERS if s == subject]
+
+
+def show(subject: str, fmt: str, payload: Any, streams: Streams | None = None) -> None:
+    """Print ``payload`` with the reporter registered for (``subject``, ``fmt``)."""
+    _REPORTERS[subject, fmt](payload, streams or Streams(sys.stdout, sys.stderr))
+
+
+# --- findings ----------------------------------------------------------------------------------------
+
+
+class FindingsReport(NamedTuple):
+    """What a checking command reports: every finding tagged with its cluster, and how it was judged.
+
+    ``tagged`` is (cluster name, finding) in cluster order; ``chart`` the platform chart choice
+    (``renderer.check.chart.ChartChoice``) or None for commands that do not judge the chart.
+    ``watched``: a person is watching a fleet run (grouped text and a summary line)."""
+
+    tagged: list[tuple[str, Finding]]
+    chart: Any = None
+    clusters: int = 1
+    objects: int = 0
+    exit_code: int = 0
+    watched: bool = False
+    verbose: bool = False
+    seconds: float = 0.0
+
+    def distinct(self) -> list[Finding]:
+        from renderer.pipeline import sorted_findings
+
+        return sorted_findings([f for _, f in self.tagged])
+
+    def counts(self) -> tuple[int, int]:
+        return (sum(f.severity == ERROR for _, f in self.tagged), sum(f.severity == WARNING for _, f in self.tagged))
 
 
 def text(findings: list[Finding]) -> str:
@@ -18,25 +87,109 @@ def text(findings: list[Finding]) -> str:
 
 
 def write(findings: list[Finding], fmt: str = "text", stream: TextIO | None = None) -> None:
-    """``text`` goes to stderr (one ``file:line:col: severity[CODE]: message`` per line); ``github``
-    (workflow commands) and ``json`` go to stdout, where CI reads them."""
-    if fmt == "json":
-        import json
-
-        (stream or sys.stdout).write(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2) + "\n")
-    elif fmt == "github":
-        out = stream or sys.stdout
-        for f in findings:
-            out.write(_github(f))
-    else:
-        (stream or sys.stderr).write(text(findings))
+    """Untagged findings (a refusal, render's warnings) in ``fmt``; ``text`` goes to stderr."""
+    streams = Streams(stream or sys.stdout, stream or sys.stderr)
+    show("findings", fmt, FindingsReport([("", f) for f in findings]), streams)
 
 
-def _github(f: Finding) -> str:
+@reporter("findings", "text")
+def _findings_text(report: FindingsReport, streams: Streams) -> None:
+    out = streams.stderr
+    if report.chart is not None:
+        out.write(f"cozy-render: {report.chart.describe()}\n")
+    if not report.watched:
+        out.write(text(report.distinct()))
+        return
+    from renderer.commands import fleet
+
+    order = {f: i for i, f in enumerate(report.distinct())}
+    out.write(fleet.grouped_text(sorted(report.tagged, key=lambda t: order.get(t[1], 0)), report.verbose))
+    errors, warnings = report.counts()
+    out.write(fleet.summary_line(report.clusters, report.objects, errors, warnings, report.seconds))
+
+
+@reporter("findings", "json")
+def _findings_json(report: FindingsReport, streams: Streams) -> None:
+    from renderer.pipeline import sorted_findings
+
+    entries: list[dict[str, object]] = []
+    clusters: dict[str, list[Finding]] = {}
+    for name, finding in report.tagged:
+        clusters.setdefault(name, []).append(finding)
+    for name, findings in clusters.items():
+        entries += [{"cluster": name or None, **f.as_dict()} for f in sorted_findings(findings)]
+    errors, warnings = report.counts()
+    document: dict[str, object] = {"apiVersion": JSON_API_VERSION, "kind": "Findings"}
+    if report.chart is not None:
+        document["chart"] = report.chart.as_dict()
+    document["summary"] = {"clusters": report.clusters, "errors": errors, "warnings": warnings,
+                           "exitCode": report.exit_code}
+    document["findings"] = entries
+    streams.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+@reporter("findings", "github")
+def _findings_github(report: FindingsReport, streams: Streams) -> None:
+    if report.chart is not None:
+        streams.stderr.write(f"cozy-render: {report.chart.describe()}\n")
+    for finding in report.distinct():
+        streams.stdout.write(github_annotation(finding))
+
+
+def github_annotation(f: Finding) -> str:
+    """A workflow command (``::error file=...,line=...::message``), with the file relative to the
+    repository root, which is where GitHub attaches annotations, and the data and property escaping
+    of the Actions toolkit (``%``, CR, LF; and ``:`` ``,`` inside properties)."""
     loc = f.location
     level = "error" if f.severity == ERROR else "warning"
-    if loc and loc.line:
-        where = f" file={loc.path},line={loc.line},col={loc.col}"
-    else:
-        where = f" file={loc.path}" if loc else ""
-    return f"::{level}{where},title={f.code}::{f.message}\n"
+    props = []
+    if loc:
+        props.append(f"file={_property(repository_path(loc.path))}")
+        if loc.line:
+            props += [f"line={loc.line}", f"col={loc.col}"]
+    props.append(f"title={_property(f.code)}")
+    return f"::{level} {','.join(props)}::{_data(f.message)}\n"
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+_ROOTS: dict[str, str | None] = {}
+
+
+def repository_path(path: str) -> str:
+    """``path`` relative to the Git repository holding it (the nearest folder with ``.git``), as
+    GitHub names files; unchanged when no repository holds it."""
+    absolute = os.path.abspath(path)
+    folder = os.path.dirname(absolute)
+    if folder not in _ROOTS:
+        found = None
+        for candidate in (Path(folder), *Path(folder).parents):
+            if (candidate / ".git").exists():
+                found = str(candidate)
+                break
+        _ROOTS[folder] = found
+    root = _ROOTS[folder]
+    return Path(os.path.relpath(absolute, root)).as_posix() if root else path
+
+
+# --- objects -----------------------------------------------------------------------------------------
+
+
+@reporter("objects", "yaml")
+def _objects_yaml(objects: list[dict[str, Any]], streams: Streams) -> None:
+    from renderer import output
+
+    streams.stdout.write(output.to_yaml(objects))
+
+
+@reporter("objects", "json")
+def _objects_json(objects: list[dict[str, Any]], streams: Streams) -> None:
+    from renderer import output
+
+    streams.stdout.write(output.to_json(objects))

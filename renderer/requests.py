@@ -41,6 +41,8 @@ class CheckRequest(NamedTuple):
     kubernetes_version: str | None = None
     validator: str = "auto"
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
+    chart: str = "model"  # model | helm | auto: who says what the platform chart renders (renderer.check.chart)
+    helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
 
 
 class CmpGenerateRequest(NamedTuple):
@@ -90,7 +92,7 @@ class InitRequest(NamedTuple):
 
 class LsRequest(NamedTuple):
     path: Path
-    fmt: str | None = None  # None: a table on a terminal, JSON otherwise
+    fmt: str = "table"  # table | json
     sort: str = "name"
     errors_only: bool = False
     variants: Path | None = None

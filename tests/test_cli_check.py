@@ -49,18 +49,26 @@ def cluster(repo, monkeypatch: pytest.MonkeyPatch):
     return make
 
 
-def test_clean_cluster_exits_0_silently(cli, cluster) -> None:
+MODE = "cozy-render: platform chart: built-in model (--chart helm renders the real chart)\n"
+
+
+def test_clean_cluster_exits_0_saying_only_the_chart_mode(cli, cluster) -> None:
     path = cluster(CLEAN)
-    assert cli("check", path) == (0, "", "")
+    assert cli("check", path) == (0, "", MODE)
     code, out, err = cli("check", "-o", "json", path)
-    assert (code, json.loads(out), err) == (0, {"findings": []}, "")
-    assert cli("check", "--strict", "-o", "github", path) == (0, "", "")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"apiVersion": "cozy-render/v1", "kind": "Findings",
+                               "chart": {"mode": "model", "asked": "model", "helm": None, "helmVersion": None},
+                               "summary": {"clusters": 1, "errors": 0, "warnings": 0, "exitCode": 0},
+                               "findings": []}
+    assert cli("check", "--strict", "-o", "github", path) == (0, "", MODE)
 
 
 def test_error_text_output_and_exit_1(cli, cluster) -> None:
     code, out, err = cli("check", cluster(WITH_ERROR))
     assert (code, out) == (1, "")
     assert err.splitlines() == [
+        MODE.strip(),
         "clusters/c1/cluster.yaml:7:3: warning[PLT-11]: cozystack.metallb is co-managed with the platform "
         "release; platform-rendered keys will be re-asserted on every platform upgrade.",
         f"clusters/c1/cluster.yaml:8:27: error[PKG-01]: {PKG01}",
@@ -71,14 +79,14 @@ def test_json_output(cli, cluster) -> None:
     code, out, err = cli("check", "-o", "json", cluster(WITH_ERROR))
     assert (code, err) == (1, "")
     findings = json.loads(out)["findings"]
-    assert findings[1] == {"code": "PKG-01", "severity": "error", "message": PKG01,
+    assert findings[1] == {"cluster": "c1", "code": "PKG-01", "severity": "error", "message": PKG01,
                            "file": "clusters/c1/cluster.yaml", "line": 8, "column": 27}
     assert [f["code"] for f in findings] == ["PLT-11", "PKG-01"]
 
 
 def test_github_annotations(cli, cluster) -> None:
     code, out, err = cli("check", "-o", "github", cluster(WITH_ERROR))
-    assert (code, err) == (1, "")
+    assert (code, err) == (1, MODE)
     assert out.splitlines()[1] == f"::error file=clusters/c1/cluster.yaml,line=8,col=27,title=PKG-01::{PKG01}"
     assert out.splitlines()[0].startswith("::warning file=clusters/c1/cluster.yaml,line=7,col=3,title=PLT-11::")
 
@@ -86,8 +94,8 @@ def test_github_annotations(cli, cluster) -> None:
 def test_warnings_pass_unless_strict(cli, cluster) -> None:
     path = cluster(WITH_WARNING)
     line = f"clusters/c1/cluster.yaml:9:25: warning[PLT-08]: {METALLB_PLT08}"
-    assert cli("check", path) == (0, "", line + "\n")
-    assert cli("check", "--strict", path) == (1, "", line + "\n")
+    assert cli("check", path) == (0, "", MODE + line + "\n")
+    assert cli("check", "--strict", path) == (1, "", MODE + line + "\n")
     code, out, _ = cli("check", "--strict", "-o", "json", path)
     assert code == 1 and json.loads(out)["findings"][0]["code"] == "PLT-08"
 
@@ -95,7 +103,17 @@ def test_warnings_pass_unless_strict(cli, cluster) -> None:
 def test_bad_input_exits_3_without_stdout(cli, cluster) -> None:
     code, out, err = cli("check", cluster(CLEAN + "manifests: [missing.yaml]\n"))
     assert (code, out) == (3, "")
-    assert len(err.splitlines()) == 1 and "error[OVL-PATH]" in err and "missing.yaml" in err
+    assert err.startswith(MODE)
+    assert len(err.splitlines()) == 2 and "error[OVL-PATH]" in err and "missing.yaml" in err
+
+
+def test_bad_input_in_json_is_a_finding_of_its_cluster(cli, cluster) -> None:
+    """Issue 17: -o json is always valid JSON, an input error included (exit 3, the input class)."""
+    code, out, err = cli("check", "-o", "json", cluster(CLEAN + "manifests: [missing.yaml]\n"))
+    assert (code, err) == (3, "")
+    document = json.loads(out)
+    assert [(f["cluster"], f["code"]) for f in document["findings"]] == [("c1", "OVL-PATH")]
+    assert document["summary"]["exitCode"] == 3
 
 
 def test_render_refuses_the_error_the_check_reports(cli, cluster) -> None:
@@ -110,7 +128,9 @@ def test_check_all_reports_every_cluster(cli, repo, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(root)
     code, out, err = cli("check", "--all", "-o", "json", ".")
     assert code == 0 and err == ""
-    assert [(f["file"], f["code"]) for f in json.loads(out)["findings"]] == [("clusters/b/cluster.yaml", "PLT-08")]
+    assert [(f["cluster"], f["file"], f["code"]) for f in json.loads(out)["findings"]] == [
+        ("b", "clusters/b/cluster.yaml", "PLT-08")]
+    assert json.loads(out)["summary"]["clusters"] == 2
 
 
 def test_rules_lists_and_explains(cli) -> None:

@@ -9,11 +9,14 @@ from pathlib import Path
 from tests.conftest import OVERLAYS
 
 
-def test_json_when_not_a_terminal(cli) -> None:
-    code, out, _ = cli("ls", str(OVERLAYS))
+def test_json_rows(cli) -> None:
+    code, out, _ = cli("ls", str(OVERLAYS), "-o", "json")
     assert code == 0
     rows = {r["name"]: r for r in json.loads(out)["clusters"]}
     assert sorted(rows) == sorted(p.name for p in (OVERLAYS / "clusters").iterdir())
+    from renderer.platform_chart import DEFAULT_VERSION
+
+    assert rows["vgpu-apt-01"]["version"] == DEFAULT_VERSION  # issue 23: the version it is judged by, never "?"
     assert rows["vgpu-apt-01"] | {"version": "-"} == {
         "name": "vgpu-apt-01", "os": "apt", "platform": "isp-full-generic", "version": "-", "gpu": "bundle:vgpu",
         "hubble": "off", "vlans": 0, "errors": 0, "warnings": 0}
@@ -34,11 +37,11 @@ def test_errors_shows_only_failing_clusters(cli, tmp_path: Path) -> None:
     tree = tmp_path / "overlays"
     shutil.copytree(OVERLAYS, tree)
     (tree / ".git").mkdir()
-    code, out, _ = cli("ls", str(tree), "--errors")
+    code, out, _ = cli("ls", str(tree), "--errors", "-o", "json")
     assert (code, json.loads(out)["clusters"]) == (0, [])
     broken = tree / "clusters" / "vgpu-apt-01" / "cluster.yaml"
     broken.write_text(broken.read_text().replace("variant: vgpu", "variant: vgpuu"), encoding="utf-8")
-    code, out, _ = cli("ls", str(tree), "--errors")
+    code, out, _ = cli("ls", str(tree), "--errors", "-o", "json")
     rows = json.loads(out)["clusters"]
     assert code == 1
     assert [(r["name"], r["errors"], r["gpu"]) for r in rows] == [("vgpu-apt-01", 1, "?")]

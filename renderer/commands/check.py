@@ -1,31 +1,27 @@
-"""``cozy-render check``: render without refusing, validate output schemas, run every rule, report."""
+"""``cozy-render check``: render without refusing, validate output schemas, run every rule, report.
+
+One ``pipeline.run`` whoever watches: a terminal only adds the progress bar, grouped warnings and a
+summary line. Every cluster's findings (input errors included) are reported in every format.
+"""
 
 from __future__ import annotations
 
-from renderer import batch, report
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, Finding
+from renderer import report
 from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
+    from renderer.check.chart import choose
     from renderer.commands import fleet
-    from renderer.effective.chart_check import chart_findings
-    from renderer.output import flux
-    from renderer.pipeline import cluster_paths, render, sorted_findings
+    from renderer.pipeline import Options
 
-    paths = cluster_paths(req.path, req.all_clusters)
-    if req.all_clusters and fleet.watching():
-        watched = fleet.check_watched(paths, fmt=req.fmt, verbose=req.verbose, variants=req.variants,
-                                       root=req.root, kubernetes_version=req.kubernetes_version,
-                                       validator=req.validator)
-        return EXIT_FINDINGS if [f for f in watched if f.severity == ERROR or req.strict] else EXIT_OK
-    findings: list[Finding] = []
-    for path in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
-        result = render(path, refuse=False, variants=req.variants, root=req.root,
-                        kubernetes_version=req.kubernetes_version, validator=req.validator)
-        chart = chart_findings(result)  # the real platform chart, when helm is available
-        findings.extend(chart + result.findings + flux.check(result))
-    findings = sorted_findings(findings)
-    report.write(findings, req.fmt)
-    failing = [f for f in findings if f.severity == ERROR or req.strict]
-    return EXIT_FINDINGS if failing else EXIT_OK
+    chart = choose(req.chart, req.helm)
+    options = Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
+                      refuse=False, chart=chart, flux=True)
+    watched = req.all_clusters and req.fmt == "text" and fleet.watching()
+    done, seconds = fleet.run_watched(req.path, options, all_clusters=req.all_clusters, watched=watched,
+                                      label="checking")
+    report.show("findings", req.fmt, report.FindingsReport(
+        done.tagged(), chart, len(done.clusters), sum(len(r.objects) for r in done.results), done.exit_code,
+        watched, req.verbose, seconds))
+    return done.exit_code

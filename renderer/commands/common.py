@@ -9,22 +9,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from renderer import report
-from renderer.errors import EXIT_OK
+from renderer.errors import EXIT_OK, RenderError
 from renderer.requests import cache_fields
 
 if TYPE_CHECKING:  # the render cache's hit path imports no stage of the pipeline
     from renderer.emit import RenderResult
+    from renderer.pipeline import Options
 
 
-def render_reporting_warnings(paths: list[Path], variants: Path | None, root: Path | None, strict: bool,
-                              kubernetes_version: str | None = None, validator: str = "auto") -> list[RenderResult]:
-    """Render every path (all failures collected before raising); warnings go to stderr."""
-    from renderer.pipeline import render_many
+def rendered(path: Path, all_clusters: bool, options: Options) -> list[RenderResult]:
+    """``pipeline.run`` for commands that need the renders themselves: refused (every cluster's
+    failures) unless every cluster renders; the warnings go to stderr."""
+    from renderer.pipeline import run
 
-    results, warnings = render_many(paths, variants=variants, root=root, strict=strict,
-                                    kubernetes_version=kubernetes_version, validator=validator)
-    report.write(warnings)
-    return results
+    done = run(path, options, all_clusters=all_clusters)
+    if done.exit_code:
+        raise RenderError(done.failures(), done.exit_code)
+    report.write([f for _, f in done.tagged()])
+    return done.results
 
 
 Produced = tuple[str, str, list[Path]]  # stdout, stderr, every file the render read

@@ -1,22 +1,21 @@
 """Fleet runs a person can watch: ``render --all`` and ``check --all`` with a terminal on stderr.
 
-On a terminal the clusters are rendered under Click's progress bar, identical warnings across
-clusters are printed once with a count and the first few cluster names (``-v``: every line), and a
-summary line ends the run (clusters, objects, errors, warnings, time). Without a terminal on stderr
-nothing changes: the command bodies call the same pipeline functions they always did, so a pipe or
-a CI log gets exactly the output it got before. stdout never carries any of this.
+On a terminal the clusters are rendered under Click's progress bar (an observer of
+``pipeline.run``), identical warnings across clusters are printed once with a count and the first
+few cluster names (``-v``: every line), and a summary line ends the run (clusters, objects, errors,
+warnings, time). Only the presentation differs: a terminal and a pipe run the same ``pipeline.run``
+and get the same findings and exit code. stdout never carries any of this.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from renderer.emit import RenderResult
-from renderer.errors import ERROR, WARNING, Finding, RenderError
+from renderer.errors import WARNING, Finding
+from renderer.pipeline import ClusterRun, Options, Run
 
 NAMES_SHOWN = 3
 
@@ -30,31 +29,40 @@ def watching(stream: TextIO | None = None) -> bool:
         return False
 
 
-def run(paths: list[Path], render_one: Callable[[Path], RenderResult], label: str = "rendering",
-        ) -> tuple[list[RenderResult], list[Finding], list[tuple[str, Finding]], float]:
-    """Render every path under a progress bar on stderr; failures are collected, not raised.
+class Progress:
+    """The run's observer on a terminal: Click's progress bar on stderr, one step per cluster."""
 
-    Returns (results, failures, every finding tagged with its cluster, seconds)."""
-    import click
+    def __init__(self, total: int, label: str) -> None:
+        import click
 
-    from renderer import batch
+        self.started = time.monotonic()
+        self._bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True,
+                                      item_show_func=lambda name: name)
+        self._bar.__enter__()
 
-    started = time.monotonic()
-    results: list[RenderResult] = []
-    failures: list[Finding] = []
-    tagged: list[tuple[str, Finding]] = []
-    with click.progressbar(paths, label=label, file=sys.stderr, show_pos=True,
-                           item_show_func=lambda p: p.name if p else None) as bar:
-        for path in batch.clusters(bar):  # the collector paused between clusters (renderer.batch)
-            try:
-                result = render_one(path)
-            except RenderError as exc:
-                failures.extend(exc.findings)
-                tagged += [(path.name, f) for f in exc.findings]
-                continue
-            results.append(result)
-            tagged += [(result.overlay.name, f) for f in result.findings]
-    return results, failures, tagged, time.monotonic() - started
+    def __call__(self, cluster: ClusterRun) -> None:
+        self._bar.update(1, cluster.name)
+
+    def close(self) -> float:
+        self._bar.__exit__(None, None, None)
+        return time.monotonic() - self.started
+
+
+def run_watched(path: Path, options: Options, *, all_clusters: bool, watched: bool, label: str) \
+        -> tuple[Run, float]:
+    """``pipeline.run``, under a progress bar when a person watches; returns the run and its seconds."""
+    from renderer import pipeline
+
+    if not watched:
+        started = time.monotonic()
+        return pipeline.run(path, options, all_clusters=all_clusters), time.monotonic() - started
+    total = len(pipeline.cluster_paths(path, all_clusters))
+    progress = Progress(total, label)
+    try:
+        done = pipeline.run(path, options, all_clusters=all_clusters, observer=progress)
+    finally:
+        seconds = progress.close()
+    return done, seconds
 
 
 def grouped_text(tagged: list[tuple[str, Finding]], verbose: bool = False) -> str:
@@ -84,46 +92,6 @@ def grouped_text(tagged: list[tuple[str, Finding]], verbose: bool = False) -> st
     return "".join(lines)
 
 
-def summary(results: list[RenderResult], tagged: list[tuple[str, Finding]], clusters: int, seconds: float) -> str:
-    objects = sum(len(r.objects) for r in results)
-    errors = sum(1 for _, f in tagged if f.severity == ERROR)
-    warnings = sum(1 for _, f in tagged if f.severity == WARNING)
+def summary_line(clusters: int, objects: int, errors: int, warnings: int, seconds: float) -> str:
     return (f"{clusters} clusters, {objects} objects, {errors} error{'s' * (errors != 1)}, "
             f"{warnings} warning{'s' * (warnings != 1)} in {seconds:.1f}s\n")
-
-
-def render_watched(paths: list[Path], *, strict: bool, verbose: bool, **options: Any) -> list[RenderResult]:
-    """``render --all`` on a terminal: what ``render_reporting_warnings`` does, watched."""
-    from renderer import pipeline
-
-    results, failures, tagged, seconds = run(paths, lambda p: pipeline.render(p, **options))
-    sys.stderr.write(grouped_text(tagged, verbose))
-    sys.stderr.write(summary(results, tagged, len(paths), seconds))
-    warned = any(f.severity == WARNING for _, f in tagged)
-    if failures or (strict and warned):
-        raise RenderError([])  # every finding is printed above
-    return results
-
-
-def check_watched(paths: list[Path], *, fmt: str, verbose: bool, **options: Any) -> list[Finding]:
-    """``check --all`` on a terminal: every finding (the Flux checks' too), text findings grouped, then
-    the summary."""
-    from renderer import pipeline
-    from renderer.output import flux
-
-    def check_one(path: Path) -> RenderResult:
-        result = pipeline.render(path, refuse=False, **options)
-        result.findings.extend(flux.check(result))
-        return result
-
-    results, _, tagged, seconds = run(paths, check_one, label="checking")
-    findings = pipeline.sorted_findings([f for _, f in tagged])
-    if fmt == "text":
-        order = {f: i for i, f in enumerate(findings)}
-        sys.stderr.write(grouped_text(sorted(tagged, key=lambda t: order.get(t[1], 0)), verbose))
-    else:
-        from renderer import report
-
-        report.write(findings, fmt)
-    sys.stderr.write(summary(results, tagged, len(paths), seconds))
-    return findings

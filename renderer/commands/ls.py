@@ -2,36 +2,22 @@
 
 Each cluster is rendered and checked (``pipeline.render(refuse=False)``); a cluster whose overlay is
 refused before it renders still gets a row, with its error count and ``?`` for what it would render.
-A table on a terminal, JSON otherwise (``-o`` chooses).
+A table, as kubectl prints one, unless ``-o json``; the VERSION is the platform chart version the
+cluster is judged by (its ``platform.version``, else the default).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import sys
-from pathlib import Path
 from typing import Any
 
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, RenderError
+from renderer import report
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING
+from renderer.pipeline import ClusterRun
 from renderer.requests import LsRequest
 
 COLUMNS = ("name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors", "warnings")
 _NUMERIC = ("vlans", "errors", "warnings")
-_SOURCE = re.compile(r"Source: cozystack/cozystack @ ([0-9a-f]{7})")
-
-
-def cozystack_version() -> str:
-    """The Cozystack source the shipped variant data describes (its catalogue names the commit); a
-    cluster's own ``platform.version`` is shown instead where the overlay pins one."""
-    from renderer.load.variants import shipped_dir
-
-    try:
-        head = (shipped_dir() / "catalogue.yaml").read_text(encoding="utf-8")[:2000]
-    except OSError:
-        return "?"
-    found = _SOURCE.search(head)
-    return found.group(1) if found else "?"
 
 
 def gpu_route(overlay: Any) -> str:
@@ -43,22 +29,19 @@ def gpu_route(overlay: Any) -> str:
     return "none"
 
 
-def row(path: Path, req: LsRequest, version: str) -> dict[str, Any]:
-    from renderer.pipeline import render
-
-    try:
-        result = render(path, variants=req.variants, root=req.root, refuse=False)
-    except RenderError as exc:
-        return {"name": path.name, "os": "?", "platform": "?", "version": version, "gpu": "?", "hubble": "?",
-                "vlans": 0, "errors": sum(f.severity == ERROR for f in exc.findings),
-                "warnings": sum(f.severity == WARNING for f in exc.findings)}
+def row(cluster: ClusterRun) -> dict[str, Any]:
+    """One cluster's row; a cluster refused before it rendered shows ``?`` for what it would render."""
+    errors = sum(f.severity == ERROR for f in cluster.findings)
+    warnings = sum(f.severity == WARNING for f in cluster.findings)
+    result = cluster.result
+    if result is None:
+        return {"name": cluster.name, "os": "?", "platform": "?", "version": "?", "gpu": "?", "hubble": "?",
+                "vlans": 0, "errors": errors, "warnings": warnings}
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
-            "version": overlay.get("platform", "version") or version, "gpu": gpu_route(overlay), "hubble": hubble,
-            "vlans": len(overlay.get("vlans") or []),
-            "errors": sum(f.severity == ERROR for f in result.findings),
-            "warnings": sum(f.severity == WARNING for f in result.findings)}
+            "version": result.plan.facts.version, "gpu": gpu_route(overlay), "hubble": hubble,
+            "vlans": len(overlay.get("vlans") or []), "errors": errors, "warnings": warnings}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -72,24 +55,25 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def run(req: LsRequest) -> int:
     from renderer.commands import fleet
-    from renderer.pipeline import cluster_paths
+    from renderer.pipeline import Options
 
-    version = cozystack_version()
-    paths = cluster_paths(req.path, True)
-    if fleet.watching():
-        import click
-
-        with click.progressbar(paths, label="listing", file=sys.stderr, show_pos=True) as bar:
-            rows = [row(p, req, version) for p in bar]
-    else:
-        rows = [row(p, req, version) for p in paths]
+    options = Options(req.variants, req.root, refuse=False)
+    done, _ = fleet.run_watched(req.path, options, all_clusters=True, watched=fleet.watching(), label="listing")
+    rows = [row(c) for c in done.clusters]
     numeric = req.sort in _NUMERIC
     rows.sort(key=lambda r: (-r[req.sort] if numeric else str(r[req.sort]), r["name"]))
     if req.errors_only:
         rows = [r for r in rows if r["errors"]]
-    fmt = req.fmt or ("table" if sys.stdout.isatty() else "json")
-    if fmt == "json":
-        sys.stdout.write(json.dumps({"clusters": rows}, indent=2) + "\n")
-    else:
-        sys.stdout.write(table(rows))
+    report.show("clusters", req.fmt, rows)
     return EXIT_FINDINGS if req.errors_only and rows else EXIT_OK
+
+
+@report.reporter("clusters", "json")
+def _json(rows: list[dict[str, Any]], streams: report.Streams) -> None:
+    streams.stdout.write(json.dumps({"apiVersion": report.JSON_API_VERSION, "kind": "Clusters", "clusters": rows},
+                                    indent=2) + "\n")
+
+
+@report.reporter("clusters", "table")
+def _table(rows: list[dict[str, Any]], streams: report.Streams) -> None:
+    streams.stdout.write(table(rows))

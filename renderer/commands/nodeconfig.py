@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from renderer.commands.common import render_reporting_warnings
+from renderer.commands.common import rendered
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, Finding, Location, RenderError
 from renderer.requests import NodeConfigRequest, VmSnippetRequest
 
@@ -17,10 +17,9 @@ from renderer.requests import NodeConfigRequest, VmSnippetRequest
 def node_config(req: NodeConfigRequest) -> int:
     from renderer import output
     from renderer.output import nodeconfig
-    from renderer.pipeline import cluster_paths
+    from renderer.pipeline import Options
 
-    results = render_reporting_warnings(cluster_paths(req.path, req.all_clusters), req.variants, req.root,
-                                        strict=False)
+    results = rendered(req.path, req.all_clusters, Options(req.variants, req.root))
     files: dict[str, str] = {}
     for r in results:
         files.update(nodeconfig.cluster_files(r.overlay))
@@ -46,10 +45,10 @@ def node_config(req: NodeConfigRequest) -> int:
 
 
 def vm_snippet(req: VmSnippetRequest) -> int:
-    from renderer.pipeline import cluster_paths
+    from renderer.pipeline import Options
     from renderer.resolve.features.vlans import vm_snippets
 
-    (result,) = render_reporting_warnings(cluster_paths(req.path, False), req.variants, req.root, strict=False)
+    (result,) = rendered(req.path, False, Options(req.variants, req.root))
     text = vm_snippets(result.overlay)
     if not text:
         sys.stderr.write(f"vm-snippet: cluster {result.overlay.name} has no vlans:\n")

@@ -1,13 +1,24 @@
-"""``cozy-render render``: one cluster, or every cluster of a tree, as a stream or a kustomize folder."""
+"""``cozy-render render``: one cluster, or every cluster of a tree, as a stream or a kustomize folder.
+
+Every form runs ``pipeline.run``; the render cache (``write_cached``) wraps the one-cluster stream
+and replays its bytes, never a different render.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from renderer import report
-from renderer.commands.common import Produced, render_reporting_warnings, write_cached
-from renderer.errors import EXIT_OK
+from renderer.commands.common import Produced, write_cached
+from renderer.errors import EXIT_OK, RenderError
 from renderer.requests import RenderRequest
+
+if TYPE_CHECKING:  # the render cache's hit path imports no stage of the pipeline
+    from renderer.emit import RenderResult
+    from renderer.pipeline import Options
+
+SOURCE_PREFIX = "# Source: "
 
 
 def run(req: RenderRequest) -> int:
@@ -15,16 +26,21 @@ def run(req: RenderRequest) -> int:
         return write_cached(req, req.path, req.root, lambda: _stream(req))
     from renderer import output
     from renderer.commands import fleet
-    from renderer.pipeline import cluster_paths
 
-    paths = cluster_paths(req.path, req.all_clusters)
-    if req.all_clusters and fleet.watching():
-        results = fleet.render_watched(paths, strict=req.strict, verbose=req.verbose, variants=req.variants,
-                                       root=req.root, kubernetes_version=req.kubernetes_version,
-                                       validator=req.validator)
+    watched = req.all_clusters and fleet.watching()
+    done, seconds = fleet.run_watched(req.path, _options(req), all_clusters=req.all_clusters, watched=watched,
+                                      label="rendering")
+    results = done.results
+    if watched:
+        report.show("findings", "text", report.FindingsReport(
+            done.tagged(), None, len(done.clusters), sum(len(r.objects) for r in results), done.exit_code, True,
+            req.verbose, seconds))
+        if done.exit_code:
+            raise RenderError([], done.exit_code)  # every finding is printed above
+    elif done.exit_code:
+        raise RenderError(done.failures(), done.exit_code)
     else:
-        results = render_reporting_warnings(paths, req.variants, req.root, req.strict, req.kubernetes_version,
-                                            req.validator)
+        report.write([f for _, f in done.tagged()])  # the warnings
     if req.out is None:
         objects = [o for r in results for o in r.manifests]
         if req.annotate:
@@ -38,7 +54,10 @@ def run(req: RenderRequest) -> int:
             else:
                 sys.stdout.write(provenance.annotate(output.to_yaml(objects), results))
             return EXIT_OK
-        sys.stdout.write(output.to_json(objects) if req.fmt == "json" else output.to_yaml(objects))
+        if req.all_clusters:
+            sys.stdout.write(fleet_stream(results, req.fmt))
+            return EXIT_OK
+        report.show("objects", req.fmt, objects)
         return EXIT_OK
     from renderer.output import flux
 
@@ -50,11 +69,36 @@ def run(req: RenderRequest) -> int:
     return output.write_out(req.out, files, results, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
 
 
+def fleet_stream(results: list[RenderResult], fmt: str) -> str:
+    """``render --all`` to stdout: every object marked with its cluster, so a stream piped to
+    ``kubectl apply`` cannot be mistaken for one cluster's. YAML: a ``# Source: <cluster.yaml>`` line
+    (repository-relative) opens each document, as ``helm template`` marks its templates; JSON: one
+    ``v1`` List per cluster (kubectl reads a stream of them; each object carries the cluster label)."""
+    from renderer import output
+
+    if fmt == "json":
+        return "".join(output.to_json(r.manifests) for r in results)
+    documents = []
+    for r in results:
+        # relative to the repository root, so the bytes do not depend on the working directory
+        source = f"{SOURCE_PREFIX}{r.overlay.cluster_file.relative_to(r.overlay.root).as_posix()}\n"
+        documents += [source + output.to_yaml([obj]).removeprefix("---\n") for obj in r.manifests]
+    return "---\n".join(documents)
+
+
+def _options(req: RenderRequest) -> Options:
+    from renderer.pipeline import Options
+
+    return Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict)
+
+
 def _stream(req: RenderRequest) -> Produced:
     from renderer import output
-    from renderer.pipeline import render_many
+    from renderer.pipeline import run
 
-    (result,), warnings = render_many([req.path], root=req.root, strict=req.strict,
-                                      kubernetes_version=req.kubernetes_version, validator=req.validator)
+    done = run(req.path, _options(req))
+    if done.exit_code:
+        raise RenderError(done.failures(), done.exit_code)
+    (result,) = done.results
     text = output.to_json(result.manifests) if req.fmt == "json" else output.to_yaml(result.manifests)
-    return text, report.text(warnings), result.inputs
+    return text, report.text(result.findings), result.inputs

@@ -382,7 +382,9 @@ def test_malformed_overlay_ignore_points_at_the_overlay_line(vlan: Path) -> None
     cluster.write_text(cluster.read_text() + "diff:\n  ignore: [/spec/config, spec/config]\n")
     result = cozy("diff", vlan, "--snapshot", DATA / "vlan-apt-01-live.yaml")
     assert result.code == 3
-    assert result.stderr.startswith(f"{cluster}:")
+    from renderer.load.yamlio import display_path
+
+    assert result.stderr.startswith(f"{display_path(cluster)}:")
     assert "error[DIFF-IGNORE]: diff.ignore: 'spec/config' is not a JSON pointer" in result.stderr
 
 

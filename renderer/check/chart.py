@@ -1,0 +1,74 @@
+"""Who says what the platform chart renders: the real chart through helm, or the built-in model.
+
+``--chart model`` (the default) never runs helm: the model of the vendored chart is proven equal to
+helm by the differential tests CI runs (tests/platform_chart/). ``--chart helm`` renders the real
+chart for every cluster and fails clearly (PLT-HELM) without a helm that answers ``helm version``.
+``--chart auto`` takes helm when ``--helm`` or PATH provides one, else the model. Every checking
+command names the choice (``ChartChoice.describe``), so an answer never silently depends on $PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import NamedTuple
+
+from renderer.errors import fail
+
+MODES = ("model", "helm", "auto")
+DEFAULT_MODE = "model"
+
+
+class ChartChoice(NamedTuple):
+    mode: str  # model | helm (auto is resolved to one of them)
+    helm: str | None = None  # the helm binary, with mode helm
+    helm_version: str = ""  # what `helm version --short` said
+    asked: str = DEFAULT_MODE  # what the user asked for (model, helm or auto)
+
+    def describe(self) -> str:
+        if self.mode == "helm":
+            return f"platform chart: helm {self.helm_version} ({self.helm})"
+        why = "no helm on PATH" if self.asked == "auto" else "--chart helm renders the real chart"
+        return f"platform chart: built-in model ({why})"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"mode": self.mode, "asked": self.asked, "helm": self.helm, "helmVersion": self.helm_version or None}
+
+
+MODEL = ChartChoice("model")
+
+
+def choose(mode: str = DEFAULT_MODE, helm: str | None = None) -> ChartChoice:
+    """Resolve ``--chart`` and ``--helm``: a helm mode carries a binary that answered ``helm version``."""
+    if mode not in MODES:
+        raise fail("PLT-HELM", f"--chart {mode!r}: choose one of {', '.join(MODES)}")
+    if mode == "model":
+        return MODEL
+    from renderer.effective.helm import find_helm
+
+    binary = find_helm(helm)
+    if binary is None:
+        if mode == "auto" and helm is None:
+            return ChartChoice("model", asked="auto")
+        from renderer.effective.helm import HELM_HINT
+
+        what = f"--helm {helm} is not an executable" if helm is not None else "--chart helm: no helm on PATH"
+        raise fail("PLT-HELM", f"{what}: {HELM_HINT}")
+    return ChartChoice("helm", binary, _version(binary), mode)
+
+
+def _version(binary: str) -> str:
+    """``helm version --short`` (v3.17.2+gcc0...); anything else means the binary is not a usable helm,
+    which is PLT-HELM, never a chart failure blamed on the overlay."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
+    try:
+        done = subprocess.run([binary, "version", "--short"], capture_output=True, text=True, timeout=20,
+                              env=env, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise fail("PLT-HELM", f"--helm {binary} cannot run: {exc}") from None
+    said = done.stdout.strip()
+    if done.returncode != 0 or (not said.startswith("v3.") and not said.startswith("v4.")):
+        first = (said or done.stderr.strip()).splitlines()[:1]
+        raise fail("PLT-HELM", f"{binary} is not helm 3 or 4 (`helm version --short` said "
+                               f"{first[0][:80] if first else 'nothing'!r}, exit {done.returncode})")
+    return said.split("+", 1)[0]
