@@ -99,7 +99,7 @@ STAGES = [
     ("emit (objects, labels)", "renderer/emit.py:emit"),
     ("output schemas", "schemas/__init__.py:check_objects"),
     ("rules", "rules/__init__.py:run_rules"),
-    ("YAML writing", "renderer/load/yamlio.py:dump_stream"),
+    ("YAML writing", "renderer/output/yaml.py:dump_stream"),
     ("--out: guard and write files", "renderer/output.py:write_out"),
 ]
 

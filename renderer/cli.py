@@ -437,15 +437,17 @@ def completion(shell: str) -> None:
     """Print the shell completion script for SHELL (commands, options, rule IDs, cluster folders)."""
     from renderer.commands.completion import script
 
-    click.echo(script(shell), nl=False)
+    click.echo(script(shell, main), nl=False)
 
 
 # The examples every command's --help ends with (tests/test_cli_help.py checks that each has some).
 EXAMPLES: dict[str, list[str]] = {
-    "render": ["cozy-render render clusters/vgpu-apt-01", "cozy-render render . --all --out rendered/"],
-    "check": ["cozy-render check clusters/vgpu-apt-01", "cozy-render check . --all -o github"],
-    "explain": ["cozy-render explain clusters/vgpu-apt-01 gpu.variant",
-                "cozy-render explain clusters/vgpu-apt-01 --rendered Package/cozystack.cozystack-platform "
+    # Written to run from the repository root, where the README runs (the samples sit in overlays/).
+    "render": ["cozy-render render overlays/clusters/vgpu-apt-01",
+               "cozy-render render overlays --all --out rendered/"],
+    "check": ["cozy-render check overlays --all -o github", "cozy-render check overlays --all --chart helm"],
+    "explain": ["cozy-render explain overlays/clusters/vgpu-apt-01 gpu.variant",
+                "cozy-render explain overlays/clusters/vgpu-apt-01 --rendered Package/cozystack.cozystack-platform "
                 "/spec/components/platform/values/bundles/iaas/gpuOperatorVariant"],
     "rules": ["cozy-render rules", "cozy-render rules GPU-05"],
     "rules-doc": ["cozy-render rules-doc > docs/rules.md"],
@@ -455,20 +457,20 @@ EXAMPLES: dict[str, list[str]] = {
     "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
     "schemas": ["cozy-render schema export schemas/"],
     "schemas export": ["cozy-render schema export schemas/"],
-    "node-config": ["cozy-render node-config clusters/vlan-apt-01", "cozy-render node-config . --all --out nodes/"],
-    "vm-snippet": ["cozy-render vm-snippet clusters/vlan-apt-01"],
-    "cmp": ["cozy-render cmp generate --path clusters/vgpu-apt-01"],
-    "cmp generate": ["ARGOCD_APP_PARAMETERS='[]' cozy-render cmp generate"],
+    "node-config": ["cozy-render node-config overlays/clusters/vlan-apt-01",
+                    "cozy-render node-config overlays --all --out nodes/"],
+    "vm-snippet": ["cozy-render vm-snippet overlays/clusters/vlan-apt-01"],
+    "cmp": ["cd overlays/clusters/vgpu-apt-01 && cozy-render cmp generate"],
+    "cmp generate": ["cd overlays/clusters/vgpu-apt-01 && ARGOCD_APP_PARAMETERS='[]' cozy-render cmp generate"],
     "cmp parameters": ["cozy-render cmp parameters"],
-    "ls": ["cozy-render ls .", "cozy-render ls . --errors --sort warnings -o table"],
-    "init": ["cozy-render init edge-01 --os apt --gpu container --hubble",
-             "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example"],
-    "diff": ["cozy-render diff clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
-             "cozy-render diff clusters/vgpu-apt-01 --against rendered/vgpu-apt-01"],
-    # Commands other helpers add; applied only once they exist.
-    "effective": ["cozy-render effective clusters/vgpu-apt-01 -o table"],
+    "ls": ["cozy-render ls overlays", "cozy-render ls overlays --errors --sort warnings -o json"],
+    "init": ["cozy-render init edge-01 --os apt --gpu container --hubble --root overlays",
+             "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example --root overlays"],
+    "diff": ["cozy-render diff overlays/clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
+             "cozy-render diff overlays/clusters/vgpu-apt-01 --against rendered/vgpu-apt-01"],
+    "effective": ["cozy-render effective overlays/clusters/vgpu-apt-01 -o table"],
     "platforms": ["cozy-render platforms"],
-    "inputs": ["cozy-render inputs clusters/vgpu-apt-01", "cozy-render inputs . --all -o json"],
+    "inputs": ["cozy-render inputs overlays/clusters/vgpu-apt-01", "cozy-render inputs overlays --all -o json"],
     "completion": ['eval "$(cozy-render completion bash)"',
                    "cozy-render completion fish > ~/.config/fish/completions/cozy-render.fish"],
 }

@@ -16,17 +16,12 @@ WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 
-PACKAGE = Path(__file__).resolve().parent
-CHECKOUT = PACKAGE.parent
+from renderer.generated_files import CHECKOUT, Files, Owned, stale_files, write_files
+
 RULES_PAGE = CHECKOUT / "docs" / "rules.md"
-
-Files = dict[Path, bytes]
-Owned = Iterable[tuple[Path, str]]  # (folder, glob): generated files there that are not expected are stale
 
 
 def _variants() -> tuple[Files, Owned]:
@@ -80,35 +75,6 @@ GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "platform chart catalogues": _platform_catalogues,
     "rules page": _rules_page,
 }
-
-
-def _shown(path: Path, base: Path) -> str:
-    return os.path.relpath(path, base)
-
-
-def stale_files(files: Files, owned: Owned, base: Path = CHECKOUT) -> list[str]:
-    """Expected files that are missing or differ, and owned generated files nothing generates any more."""
-    problems = [_shown(p, base) for p, data in sorted(files.items()) if not p.exists() or p.read_bytes() != data]
-    for folder, pattern in owned:
-        problems += [f"{_shown(p, base)} (not generated any more)" for p in sorted(folder.glob(pattern))
-                     if p not in files]
-    return problems
-
-
-def write_files(files: Files, owned: Owned) -> list[str]:
-    written = []
-    for path, data in sorted(files.items()):
-        if path.exists() and path.read_bytes() == data:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        written.append(_shown(path, CHECKOUT))
-    for folder, pattern in owned:
-        for p in folder.glob(pattern):
-            if p not in files:
-                p.unlink()
-                written.append(_shown(p, CHECKOUT))
-    return written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from renderer.load.variants import Variants
 from renderer.resolve import resolve
 
 if TYPE_CHECKING:  # the chart choice is imported by the check stage only when helm is asked for
-    from renderer.check.chart import ChartChoice
+    from renderer.effective.choice import ChartChoice
 
 
 class Options(NamedTuple):

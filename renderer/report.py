@@ -61,7 +61,7 @@ class FindingsReport(NamedTuple):
     """What a checking command reports: every finding tagged with its cluster, and how it was judged.
 
     ``tagged`` is (cluster name, finding) in cluster order; ``chart`` the platform chart choice
-    (``renderer.check.chart.ChartChoice``) or None for commands that do not judge the chart.
+    (``renderer.effective.choice.ChartChoice``) or None for commands that do not judge the chart.
     ``watched``: a person is watching a fleet run (grouped text and a summary line)."""
 
     tagged: list[tuple[str, Finding]]

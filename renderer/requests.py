@@ -41,7 +41,7 @@ class CheckRequest(NamedTuple):
     kubernetes_version: str | None = None
     validator: str = "auto"
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
-    chart: str = "model"  # model | helm | auto: who says what the platform chart renders (renderer.check.chart)
+    chart: str = "model"  # model | helm | auto: who says what the platform chart renders (renderer.effective.choice)
     helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
 
 

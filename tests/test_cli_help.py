@@ -40,7 +40,7 @@ def test_every_command_help_ends_with_examples(cli, name: str, command: click.Co
     tail = out.rstrip().split("Examples:\n", 1)
     assert len(tail) == 2, f"{name}: no Examples section"
     examples = [line.strip() for line in tail[1].splitlines()]
-    assert 1 <= len(examples) <= 2 and all(e.startswith(("cozy-render ", "eval ", "ARGOCD_")) for e in examples)
+    assert 1 <= len(examples) <= 2 and all(e.startswith(("cozy-render ", "eval ", "ARGOCD_", "cd ")) for e in examples)
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

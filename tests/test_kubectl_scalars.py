@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from renderer.errors import RenderError
-from renderer.load.yamlio import dump_one, load_documents
+from renderer.load.yamlio import load_documents
+from renderer.output.yaml import dump_one
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH: the kubectl comparison is skipped")

@@ -9,7 +9,7 @@ from tests.conftest import REPO
 
 # Stage of each core module: the stage packages (renderer/load, resolve, emit, check, output) cover
 # their submodules. Shared leaf modules (errors, tree, model) sit at the stage where they are first
-# needed; the YAML emitter sits beside the YAML loader (renderer/load/yamlio.py dumps through it).
+# needed; the YAML writer (renderer/output/yaml.py, emitter.py) asks the loader how go-yaml reads a string.
 STAGES = [
     ("load", ["renderer.errors", "renderer.tree", "renderer.load", "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
@@ -54,7 +54,7 @@ def core_modules() -> dict[str, object]:
 
 def test_every_core_module_has_a_stage_or_is_the_command_layer() -> None:
     unplaced = [m for m in core_modules() if stage_of(m) is None and not m.startswith(COMMAND_LAYER)
-                and m not in ("renderer", "renderer.__main__", "renderer.generate")]
+                and m not in ("renderer", "renderer.__main__", "renderer.generate", "renderer.generated_files")]
     assert unplaced == []
 
 

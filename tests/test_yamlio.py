@@ -8,7 +8,8 @@ import pytest
 
 from renderer.errors import RenderError
 from renderer.load.limits import MAX_DEPTH
-from renderer.load.yamlio import KEY, dump_stream, load_documents
+from renderer.load.yamlio import KEY, load_documents
+from renderer.output.yaml import dump_stream
 
 TRICKY = {
     "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},

@@ -11,8 +11,8 @@ from renderer.requests import CheckRequest
 
 
 def run(req: CheckRequest) -> int:
-    from renderer.check.chart import choose
     from renderer.commands import fleet
+    from renderer.effective.choice import choose
     from renderer.pipeline import Options
 
     chart = choose(req.chart, req.helm)

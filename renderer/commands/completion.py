@@ -19,17 +19,16 @@ INSTALL = {
 }
 
 
-def script(shell: str) -> str:
-    """The completion script Click generates for ``shell``."""
+def script(shell: str, command: Any) -> str:
+    """The completion script Click generates for ``shell`` and the root ``command`` (the CLI group,
+    passed in by the Click layer so this module never imports it)."""
     import click
     from click.shell_completion import get_completion_class
-
-    from renderer.cli import main
 
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - the CLI offers only the shells Click supports
         raise click.BadParameter(f"no completion for {shell}")
-    return cls(main, {}, PROG_NAME, COMPLETE_VAR).source() + "\n"
+    return cls(command, {}, PROG_NAME, COMPLETE_VAR).source() + "\n"
 
 
 def cluster_folders(incomplete: str) -> list[Any]:

@@ -45,8 +45,8 @@ def node_config(req: NodeConfigRequest) -> int:
 
 
 def vm_snippet(req: VmSnippetRequest) -> int:
+    from renderer.output.nodeconfig import vm_snippets
     from renderer.pipeline import Options
-    from renderer.resolve.features.vlans import vm_snippets
 
     (result,) = rendered(req.path, False, Options(req.variants, req.root))
     text = vm_snippets(result.overlay)

@@ -67,7 +67,7 @@ def format_set(found: object, fmt: str) -> str:
         lines = ["  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
                  for row in rows]
         return "\n".join(lines + header) + "\n"
-    from renderer.load.yamlio import dump_one
+    from renderer.output.yaml import dump_one
 
     docs = [f"# origin: {p.origin}\n{dump_one(p.obj)}" for p in found.packages]
     return "\n".join(header) + "\n---\n" + "---\n".join(docs)

@@ -2,17 +2,17 @@
 
 Overlay and manifest files are read round-trip so every value keeps its line and column; the
 loaded tree is turned into plain Python data plus a map ``path -> Location``. Output is written
-with one fixed dumper so the same objects always give the same bytes.
+by the output stage (``renderer.output.yaml``), which asks this module how a YAML 1.1 reader
+would read a string back.
 """
 
 from __future__ import annotations
 
 import errno
-import io
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -432,68 +432,15 @@ _YAML11_AMBIGUOUS = re.compile(
 )
 
 
-def _dumper():
-    """libyaml's emitter (ruamel's C extension) fed by a representer that keeps our key order."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.representer import SafeRepresenter
-
-    class _Representer(SafeRepresenter):
-        def represent_str(self, data: str):
-            style = None
-            if "\n" in data and _literal_ok(data):
-                style = "|"
-            elif needs_double_quotes(data):
-                style = '"'
-            return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-        def represent_dict(self, data: dict):
-            return self.represent_mapping("tag:yaml.org,2002:map", data.items())
-
-    _Representer.add_representer(str, _Representer.represent_str)
-    _Representer.add_representer(dict, _Representer.represent_dict)
-    y = YAML(typ="safe")
-    y.Representer = _Representer
-    y.default_flow_style = False
-    y.allow_unicode = True
-    y.width = 4096  # never fold long strings: a folded line is a diff nobody asked for
-    return y
-
-
 def needs_double_quotes(text: str) -> bool:
     """A string a YAML 1.1 reader (go-yaml v2: kubectl, Argo CD, Flux) would not read back as that
-    string; it is always written double-quoted (``renderer.load.emitter`` asks the same question)."""
+    string; the YAML writers (``renderer.output.yaml``, ``renderer.output.emitter``) double-quote it."""
     return _YAML11_AMBIGUOUS.match(text) is not None or (bool(text) and not isinstance(go_resolve(text), str))
 
 
-def _literal_ok(text: str) -> bool:
+def literal_ok(text: str) -> bool:
     """A literal block reproduces the string exactly only without trailing spaces or tabs."""
     return not any(line != line.rstrip(" \t") for line in text.split("\n")) and not text.startswith((" ", "\t"))
-
-
-def dump_stream(objects: Iterable[dict[str, Any]]) -> str:
-    """A `---`-separated YAML stream; key order is the order the objects were built in.
-
-    ``renderer.load.emitter`` writes plain data without ruamel, to the same bytes; what it does not model
-    exactly goes through the ruamel dumper below.
-    """
-    from renderer.load import emitter
-
-    documents = list(objects)
-    try:
-        return emitter.dump_stream(documents)
-    except emitter.Unsupported:
-        return ruamel_dump_stream(documents)
-
-
-def ruamel_dump_stream(documents: list[Any]) -> str:
-    """The reference writer: ruamel's representer and libyaml's emitter (``_dumper``)."""
-    buf = io.StringIO()
-    _dumper().dump_all(documents, buf)
-    return buf.getvalue()
-
-
-def dump_one(obj: dict[str, Any]) -> str:
-    return dump_stream([obj])
 
 
 _DISPLAY_BASE: ContextVar[tuple[Path, str] | None] = ContextVar("display_base", default=None)

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, Finding, Location, RenderError
-from renderer.load.yamlio import display_path, dump_one, dump_stream
+from renderer.load.yamlio import display_path
+from renderer.output.yaml import dump_one, dump_stream
 
 KUSTOMIZATION = "kustomization.yaml"
 

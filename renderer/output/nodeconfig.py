@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from renderer.errors import Finding, RenderError
-from renderer.load.yamlio import dump_one, dump_stream
+from renderer.output.yaml import dump_one, dump_stream
 from renderer.resolve.features.vlans import link_name
 
 NETPLAN_FILE = "netplan/60-cozy-render-vlans.yaml"
@@ -178,3 +178,17 @@ def talos_form(version: Any, overlay: Any = None) -> str:
     if release > MULTIDOC_SINCE or (release == MULTIDOC_SINCE and not pre.startswith("alpha")):
         return "multidoc"  # VLANConfig/BridgeConfig arrived in v1.12.0-beta.0
     return "legacy"
+
+
+def vm_snippets(overlay: Any) -> str:
+    """The vm-instance values that attach a VM to each VLAN (like the Cozystack vlan100 example)."""
+    docs = []
+    for vlan in overlay.get("vlans") or []:
+        namespaces = ", ".join(vlan.get("namespaces") or [])
+        header = (
+            f"# {vlan['name']}: VLAN {vlan['id']} on bridge {vlan['bridge']} (uplink {vlan['uplink']}).\n"
+            "# The NAD has ipam: {} - give the guest a static address on its extra NIC with cloudInit.\n"
+            f"# For the vm-instance values of a VM in {namespaces} (where this NAD exists):\n"
+        )
+        docs.append(header + dump_one({"networks": [{"name": vlan["name"]}]}))
+    return "---\n".join(docs)

@@ -158,7 +158,7 @@ OWNED = ((catalog.COMPILED_DIR, "*.py"), (catalog.CRD_SCHEMA_DIR, "**/*.json"))
 
 def stale(files: dict[Path, bytes]) -> list[str]:
     """Files that differ from what the build would write, plus generated files it would delete."""
-    from renderer.generate import stale_files
+    from renderer.generated_files import stale_files
 
     return stale_files(files, OWNED, catalog.HERE)
 
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubernetes-validate", type=Path, metavar="WHEEL",
                         help="kubernetes-validate wheel to (re-)extract the core-kind bundles from")
     args = parser.parse_args(argv)
-    from renderer.generate import write_files
+    from renderer.generated_files import write_files
 
     files = expected_files(args.kubernetes_validate)
     if args.check:

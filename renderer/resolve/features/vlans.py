@@ -141,19 +141,3 @@ def _node_side(vlan: dict[str, Any]) -> tuple[Any, ...]:
     """What an entry contributes to the node config; entries sharing a bridge must agree on all of it."""
     return (vlan.get("uplink"), vlan.get("id"), vlan.get("hostAddress"), vlan.get("mtu"),
             json.dumps(vlan.get("routes"), sort_keys=True), vlan.get("gateway"))
-
-
-def vm_snippets(overlay: Any) -> str:
-    """The vm-instance values that attach a VM to each VLAN (like the Cozystack vlan100 example)."""
-    from renderer.load.yamlio import dump_one
-
-    docs = []
-    for vlan in overlay.get("vlans") or []:
-        namespaces = ", ".join(vlan.get("namespaces") or [])
-        header = (
-            f"# {vlan['name']}: VLAN {vlan['id']} on bridge {vlan['bridge']} (uplink {vlan['uplink']}).\n"
-            "# The NAD has ipam: {} - give the guest a static address on its extra NIC with cloudInit.\n"
-            f"# For the vm-instance values of a VM in {namespaces} (where this NAD exists):\n"
-        )
-        docs.append(header + dump_one({"networks": [{"name": vlan["name"]}]}))
-    return "---\n".join(docs)

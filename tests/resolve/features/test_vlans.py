@@ -11,8 +11,8 @@ from ruamel.yaml import YAML
 
 from renderer.errors import ERROR, RenderError
 from renderer.load.overlay import load_overlay
+from renderer.output.nodeconfig import vm_snippets
 from renderer.pipeline import render
-from renderer.resolve.features.vlans import vm_snippets
 from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 # examples/vlan100-network-attachment-definition.yaml: cozystack/website

@@ -1,4 +1,4 @@
-"""renderer.load.emitter writes exactly what the ruamel dumper (``yamlio.ruamel_dump_stream``) writes.
+"""renderer.output.emitter writes exactly what the ruamel dumper (``renderer.output.yaml.ruamel_dump_stream``) writes.
 
 The reference is ruamel's representer plus libyaml's emitter with cozy-render's settings; the fast
 emitter must give the same bytes on every sample cluster (without falling back), on seeded random
@@ -16,9 +16,8 @@ import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode
 
-from renderer.load import emitter
-from renderer.load.yamlio import dump_stream, ruamel_dump_stream
-from renderer.output import directory_files
+from renderer.output import directory_files, emitter
+from renderer.output.yaml import dump_stream, ruamel_dump_stream
 from renderer.pipeline import render
 from tests.conftest import OVERLAYS
 

@@ -1,10 +1,10 @@
-"""A fast emitter for the plain data cozy-render writes, byte for byte what ``yamlio``'s ruamel dumper writes.
+"""A fast emitter for the plain data cozy-render writes, byte for byte what the ruamel dumper writes.
 
 Emitting was a third of a fleet render: ruamel's representer builds a node graph, resolves every
 scalar's tag with regular expressions and hands the events to libyaml, once per object file. Rendered
 objects are plain data (dicts in insertion order, lists, str, int, bool, None), so this module writes
 them directly, making the choices libyaml's emitter makes with the dumper's settings in
-``renderer.load.yamlio`` (block style, indent 2, indentless lists under a key, width 4096, unicode allowed,
+``renderer.output.yaml`` (block style, indent 2, indentless lists under a key, width 4096, unicode allowed,
 ``|`` for multi-line strings that a literal block reproduces, ``"`` for strings a YAML 1.1 reader would
 not read back as strings):
 
@@ -15,7 +15,7 @@ not read back as strings):
 - multi-line strings become literal blocks with libyaml's chomping indicator.
 
 Whatever this emitter does not model exactly raises ``Unsupported`` before anything is returned, and
-``renderer.load.yamlio`` then writes the whole stream with ruamel instead: shared containers (ruamel
+``renderer.output.yaml`` then writes the whole stream with ruamel instead: shared containers (ruamel
 writes anchors), other types, floats other than plain decimals, keys that are not short one-line
 strings, multi-line strings a literal block cannot hold, lines long enough for libyaml to fold, and
 line-break characters other than ``\\n``. ``tests/test_emitter.py`` compares the two emitters on
@@ -28,7 +28,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-WIDTH = 4096  # renderer.load.yamlio._dumper: y.width
+from renderer.load.yamlio import literal_ok, needs_double_quotes
+
+WIDTH = 4096  # renderer.output.yaml._dumper: y.width
 _INDENT = 2
 
 
@@ -145,16 +147,8 @@ def _one_line(text: str, style: str | None) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _ambiguous(text: str) -> bool:
-    from renderer.load.yamlio import needs_double_quotes
-
-    return needs_double_quotes(text)
-
-
-def _literal_ok(text: str) -> bool:
-    from renderer.load.yamlio import _literal_ok as literal_ok
-
-    return literal_ok(text)
+_ambiguous = needs_double_quotes
+_literal_ok = literal_ok
 
 
 # How each string is written, as a value and as a key: a fleet writes the same strings thousands of
