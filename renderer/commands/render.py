@@ -52,7 +52,8 @@ def run(req: RenderRequest) -> int:
                 sys.stdout.write(json.dumps({"values": [e.as_dict() for e in provenance.entries_of(results)]},
                                             indent=2) + "\n")
             else:
-                sys.stdout.write(provenance.annotate(output.to_yaml(objects), results))
+                stream = fleet_stream(results, "yaml") if req.all_clusters else output.to_yaml(objects)
+                sys.stdout.write(provenance.annotate(stream, results))
             return EXIT_OK
         if req.all_clusters:
             sys.stdout.write(fleet_stream(results, req.fmt))
