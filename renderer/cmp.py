@@ -265,7 +265,7 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     """Render for the cmp-server. Paths in every message are relative to the repository root, the
     same on every sidecar and in the user's checkout (not the server's temporary folder)."""
     from renderer import output
-    from renderer.load.overlay import find_cluster_file, find_root
+    from renderer.load.roots import find_cluster_file, find_root
     from renderer.load.yamlio import display_relative_to
     from renderer.pipeline import Options, run
 

@@ -43,7 +43,7 @@ def write_cached(request: NamedTuple, target: Path, root: Path | None, produce: 
         stdout, stderr, _ = produce()
     else:
         from renderer import cache
-        from renderer.load.overlay import find_cluster_file, find_root
+        from renderer.load.roots import find_cluster_file, find_root
 
         cluster_file = find_cluster_file(target)
         repo_root = (root or find_root(cluster_file)).resolve()

@@ -18,12 +18,12 @@ from typing import Any
 
 from renderer.errors import Finding, Location, RenderError, fail
 from renderer.load import limits
+from renderer.load.roots import CLUSTER_FILE, find_cluster_file, find_root
 from renderer.load.yamlio import KEY, Locations, Path_, describe_file_type, display_path, load_documents, read_text
 from renderer.tree import copy_tree
 
 API_VERSION = "render.cozystack.io/v1alpha1"
 KIND = "ClusterOverlay"
-CLUSTER_FILE = "cluster.yaml"
 APPEND_SUFFIX = "+"
 
 
@@ -78,27 +78,6 @@ class Overlay:
             else:
                 return default
         return node
-
-
-def find_cluster_file(path: Path) -> Path:
-    if path.is_dir():
-        return path / CLUSTER_FILE
-    return path
-
-
-def find_root(cluster_file: Path) -> Path:
-    """The overlay repository root that ``inherits`` and ``manifests`` paths must stay inside.
-
-    The nearest ancestor holding ``.git``; else, for the ``<root>/clusters/<name>/cluster.yaml``
-    layout (Argo CD tarballs often exclude ``.git``), the directory above ``clusters``.
-    """
-    start = Path(os.path.abspath(cluster_file)).parent  # lexical: a symlinked cluster file must not pick its root
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    if start.parent.name == "clusters":
-        return start.parent.parent
-    return start
 
 
 def _inside(path: Path, root: Path) -> bool:
