@@ -50,6 +50,9 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                           show_default=True,
                           help="Who says what the platform chart renders: the built-in model, the real chart "
                                "through helm (fails without one), or helm when --helm or PATH has one."),
+    "jobs": click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, metavar="N",
+                         help="With --all: worker processes (default 0: the cores available). Output and "
+                              "findings are the same as with --jobs 1."),
     "helm": click.option("--helm", "helm", metavar="PATH",
                          help="The helm binary for --chart helm/auto (default: helm on PATH)."),
 }
@@ -130,7 +133,7 @@ def render(**options: Any) -> int:
               show_default=True,
               help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "chart", "helm")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "chart", "helm", "jobs")
 @runs
 def check(**options: Any) -> int:
     """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
@@ -376,7 +379,7 @@ def inputs(**options: Any) -> int:
               help="Column to sort by (counts sort largest first).")
 @click.option("--errors", "errors_only", is_flag=True,
               help="Only clusters with errors (exit 1 when there are any).")
-@shared("variants", "root")
+@shared("variants", "root", "jobs")
 @runs
 def ls(**options: Any) -> int:
     """One row per cluster of the overlay tree at PATH: host OS, platform variant and version, GPU

@@ -29,6 +29,7 @@ class RenderRequest(NamedTuple):
     validator: str = "auto"
     annotate: bool = False  # a trailing `# file:line` on each value (renderer.emit.provenance)
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
+    jobs: int = 0  # --all: worker processes (0: the cores available); output is the same as serial
 
 
 class CheckRequest(NamedTuple):
@@ -43,6 +44,7 @@ class CheckRequest(NamedTuple):
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
     chart: str = "model"  # model | helm | auto: who says what the platform chart renders (renderer.effective.choice)
     helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
+    jobs: int = 0  # --all: worker processes (0: the cores available); findings are the same as serial
 
 
 class CmpGenerateRequest(NamedTuple):
@@ -97,6 +99,7 @@ class LsRequest(NamedTuple):
     errors_only: bool = False
     variants: Path | None = None
     root: Path | None = None
+    jobs: int = 0  # worker processes (0: the cores available)
 
 
 class RulesRequest(NamedTuple):

@@ -6,22 +6,29 @@ summary line. Every cluster's findings (input errors included) are reported in e
 
 from __future__ import annotations
 
+from typing import Any
+
 from renderer import report
 from renderer.requests import CheckRequest
+
+
+def _nothing(_result: Any) -> None:
+    return None
 
 
 def run(req: CheckRequest) -> int:
     from renderer.commands import fleet
     from renderer.effective.choice import choose
-    from renderer.pipeline import Options
+    from renderer.pipeline import Options, jobs_for
 
     chart = choose(req.chart, req.helm)
     options = Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
-                      refuse=False, chart=chart, flux=True)
+                      refuse=False, chart=chart, flux=True, jobs=jobs_for(req.jobs))
     watched = req.all_clusters and req.fmt == "text" and fleet.watching()
+    # only the findings and counts are reported, so workers send back nothing else (keep)
     done, seconds = fleet.run_watched(req.path, options, all_clusters=req.all_clusters, watched=watched,
-                                      label="checking")
+                                      label="checking", keep=_nothing)
     report.show("findings", req.fmt, report.FindingsReport(
-        done.tagged(), chart, len(done.clusters), sum(len(r.objects) for r in done.results), done.exit_code,
+        done.tagged(), chart, len(done.clusters), sum(c.objects for c in done.clusters), done.exit_code,
         watched, req.verbose, seconds))
     return done.exit_code

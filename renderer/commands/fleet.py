@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from renderer.errors import WARNING, Finding
-from renderer.pipeline import ClusterRun, Options, Run
+from renderer.pipeline import ClusterRun, Keep, Options, Run
 
 NAMES_SHOWN = 3
 
@@ -48,18 +48,18 @@ class Progress:
         return time.monotonic() - self.started
 
 
-def run_watched(path: Path, options: Options, *, all_clusters: bool, watched: bool, label: str) \
-        -> tuple[Run, float]:
+def run_watched(path: Path, options: Options, *, all_clusters: bool, watched: bool, label: str,
+                keep: Keep | None = None) -> tuple[Run, float]:
     """``pipeline.run``, under a progress bar when a person watches; returns the run and its seconds."""
     from renderer import pipeline
 
     if not watched:
         started = time.monotonic()
-        return pipeline.run(path, options, all_clusters=all_clusters), time.monotonic() - started
+        return pipeline.run(path, options, all_clusters=all_clusters, keep=keep), time.monotonic() - started
     total = len(pipeline.cluster_paths(path, all_clusters))
     progress = Progress(total, label)
     try:
-        done = pipeline.run(path, options, all_clusters=all_clusters, observer=progress)
+        done = pipeline.run(path, options, all_clusters=all_clusters, observer=progress, keep=keep)
     finally:
         seconds = progress.close()
     return done, seconds

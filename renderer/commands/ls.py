@@ -9,12 +9,15 @@ cluster is judged by (its ``platform.version``, else the default).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from renderer import report
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING
 from renderer.pipeline import ClusterRun
 from renderer.requests import LsRequest
+
+if TYPE_CHECKING:
+    from renderer.emit import RenderResult
 
 COLUMNS = ("name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors", "warnings")
 _NUMERIC = ("vlans", "errors", "warnings")
@@ -33,15 +36,19 @@ def row(cluster: ClusterRun) -> dict[str, Any]:
     """One cluster's row; a cluster refused before it rendered shows ``?`` for what it would render."""
     errors = sum(f.severity == ERROR for f in cluster.findings)
     warnings = sum(f.severity == WARNING for f in cluster.findings)
-    result = cluster.result
-    if result is None:
+    if cluster.kept is None:
         return {"name": cluster.name, "os": "?", "platform": "?", "version": "?", "gpu": "?", "hubble": "?",
                 "vlans": 0, "errors": errors, "warnings": warnings}
+    return {**cluster.kept, "errors": errors, "warnings": warnings}
+
+
+def described(result: RenderResult) -> dict[str, Any]:
+    """What a row shows of a render (computed where it rendered: a worker sends back only this)."""
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
             "version": result.plan.facts.version, "gpu": gpu_route(overlay), "hubble": hubble,
-            "vlans": len(overlay.get("vlans") or []), "errors": errors, "warnings": warnings}
+            "vlans": len(overlay.get("vlans") or [])}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -55,10 +62,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def run(req: LsRequest) -> int:
     from renderer.commands import fleet
-    from renderer.pipeline import Options
+    from renderer.pipeline import Options, jobs_for
 
-    options = Options(req.variants, req.root, refuse=False)
-    done, _ = fleet.run_watched(req.path, options, all_clusters=True, watched=fleet.watching(), label="listing")
+    options = Options(req.variants, req.root, refuse=False, jobs=jobs_for(req.jobs))
+    done, _ = fleet.run_watched(req.path, options, all_clusters=True, watched=fleet.watching(), label="listing",
+                                keep=described)
     rows = [row(c) for c in done.clusters]
     numeric = req.sort in _NUMERIC
     rows.sort(key=lambda r: (-r[req.sort] if numeric else str(r[req.sort]), r["name"]))
