@@ -35,7 +35,7 @@ def test_write_tree_replaces_the_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
     output.write_tree(out, {"a.yaml": "1\n", "sub/b.yaml": "2\n"})
     output.write_tree(out, {"c.yaml": "3\n"})
-    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["c.yaml"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [output.NODE_MARK, "c.yaml"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
