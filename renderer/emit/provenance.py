@@ -296,10 +296,10 @@ class Tracer:
         if e.role != "platform" or tuple(path[:n]) != PLATFORM_VALUES or len(path) != n + 3 \
                 or path[n] != "bundles" or path[n + 1] not in _PACKAGE_LISTS:
             return []
-        listed = self.overlay.get("platform", "values", "bundles", path[n + 1]) or []
         steps: list[Step] = []
-        if isinstance(listed, list) and value in listed:
-            steps += self.overlay_chain(("platform", "values", "bundles", path[n + 1], listed.index(value)))
+        position = self._list_positions(path[n + 1]).get(value) if isinstance(value, str) else None
+        if position is not None:
+            steps += self.overlay_chain(("platform", "values", "bundles", path[n + 1], position))
         plan = self.result.plan
         asked = (plan.enabled_packages if path[n + 1] == "enabledPackages" else plan.disabled_packages).get(value)
         if value in (plan.enabled_packages if path[n + 1] == "enabledPackages" else plan.disabled_packages):
@@ -309,6 +309,19 @@ class Tracer:
             if route:
                 steps.append(self.route_step(route))
         return steps
+
+    def _list_positions(self, key: str) -> dict[str, int]:
+        """Where each name first appears in the overlay's bundles.<key>, built once (a list.index per
+        value was quadratic in the list: issue 25 item 3)."""
+        cache: dict[str, dict[str, int]] = self.__dict__.setdefault("_positions", {})
+        if key not in cache:
+            listed = self.overlay.get("platform", "values", "bundles", key)
+            positions: dict[str, int] = {}
+            for i, name in enumerate(listed if isinstance(listed, list) else []):
+                if isinstance(name, str):
+                    positions.setdefault(name, i)
+            cache[key] = positions
+        return cache[key]
 
     def _stamped(self, e: Emitted, path: Path_) -> list[Step]:
         if path == ("metadata", "labels", MANAGED_BY_LABEL):
