@@ -114,9 +114,13 @@ def test_stale_staging_of_a_dead_process_is_removed(tmp_path: Path) -> None:
     dead.mkdir()
     (dead / output.MARK).write_text(output.MARK_TEXT)
     foreign = out / ".c1.cozy-staging-999999999-mine"
-    foreign.mkdir()  # no mark: not ours
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("no mark: not ours\n")
+    # A run killed after creating its staging folder and before writing the mark (issue 25 item 12).
+    unmarked_empty = out / ".c1.cozy-staging-999999999-early"
+    unmarked_empty.mkdir()
     output.write_clusters(out, {f"c1/{k}": v for k, v in files.items()}, all_clusters=True)
-    assert not dead.exists() and foreign.exists()
+    assert not dead.exists() and foreign.exists() and not unmarked_empty.exists()
 
 
 def test_out_beside_a_layer_at_the_repository_root_is_allowed(cli, fleet: Path) -> None:

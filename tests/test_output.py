@@ -33,9 +33,9 @@ def test_directory_files_lists_resources_in_order_and_never_collides() -> None:
 
 def test_write_tree_replaces_the_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    output.write_tree(out, {"a.yaml": "1\n", "sub/b.yaml": "2\n"}, [])
-    output.write_tree(out, {"c.yaml": "3\n"}, [])
-    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [".cozy-render-node-config", "c.yaml"]
+    output.write_tree(out, {"a.yaml": "1\n", "sub/b.yaml": "2\n"})
+    output.write_tree(out, {"c.yaml": "3\n"})
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [output.NODE_MARK, "c.yaml"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
@@ -43,14 +43,14 @@ def test_write_tree_refuses_a_file_in_the_way(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_text("not a folder")
     with pytest.raises(RenderError) as info:
-        output.write_tree(out, {"a.yaml": "1\n"}, [])
+        output.write_tree(out, {"a.yaml": "1\n"})
     assert "error[OUT-WRITE]" in str(info.value)
     assert out.read_text() == "not a folder" and [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 def test_stale_files(tmp_path: Path) -> None:
     files = {"a.yaml": "1\n", "b.yaml": "2\n"}
-    output.write_tree(tmp_path / "o", files, [])
+    output.write_tree(tmp_path / "o", files)
     assert output.stale_files(tmp_path / "o", files) == []
     (tmp_path / "o" / "a.yaml").write_text("x")
     assert output.stale_files(tmp_path / "o", {**files, "c.yaml": "3\n"}) == [

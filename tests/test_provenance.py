@@ -210,3 +210,22 @@ def test_a_manifest_file_value_names_its_line_and_the_entry_that_listed_it(cli, 
     assert code == 0
     assert out.splitlines()[2:] == ["    manifest file extra/namespace.yaml:4:9",
                                     "    listed in manifests[0] at clusters/gpu-apt-01/cluster.yaml:29:5"]
+
+
+def test_annotate_never_corrupts_strings_longer_than_the_emitter_width(repo, cli) -> None:
+    """issue 25 item 7: a string over 4,096 characters is folded over several lines; the comment goes
+    after its last line, so the annotated stream reads as the same objects."""
+    import yaml
+
+    words, solid, tricky = "word " * 1200, "x" * 5000, "it's: # x " + "y " * 2500
+    root = repo({"clusters/c1/cluster.yaml": (
+        "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
+        "host: {os: apt}\nplatform: {variant: isp-full-generic}\nmanifests:\n"
+        f"  - {{apiVersion: v1, kind: ConfigMap, metadata: {{name: m}}, data: "
+        f"{{a: \"{words}\", b: \"{solid}\", c: \"{tricky}\"}}}}\n")})
+    code, plain, err = cli("render", str(root / "clusters" / "c1"))
+    assert code == 0, err
+    code, annotated, err = cli("render", str(root / "clusters" / "c1"), "--annotate")
+    assert code == 0, err
+    assert list(yaml.safe_load_all(annotated)) == list(yaml.safe_load_all(plain))
+    assert "# clusters/c1/cluster.yaml:7" in annotated or "cluster.yaml:7" in annotated

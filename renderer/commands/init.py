@@ -19,6 +19,7 @@ from typing import Any
 
 from renderer.codes import Code
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, Finding, Location, RenderError
+from renderer.escape import quote
 from renderer.requests import InitRequest
 
 OS_CHOICES = ("apt", "talos")
@@ -52,40 +53,74 @@ def tree_root(root: Path | None) -> Path:
     raise _refuse("no overlay tree here (a folder holding clusters/ or base/); pass --root DIR")
 
 
-def _layer(path: Path) -> dict[str, Any] | None:
-    from renderer.load.yamlio import display_path, load_documents, read_text
+class _Layers:
+    """Every overlay layer init looks at, parsed once, within one render's budget (OVL-LIMIT past it)."""
 
-    try:
-        docs = load_documents(read_text(path, display_path(path)), display_path(path))
-    except RenderError:
-        return None
-    if len(docs) != 1 or not isinstance(docs[0][0], dict) or docs[0][0].get("kind") != "ClusterOverlay":
-        return None
-    data: dict[str, Any] = docs[0][0]
-    return data
+    def __init__(self) -> None:
+        from renderer.load import limits
 
+        self.budget = limits.start()
+        self.parsed: dict[Path, dict[str, Any] | None] = {}
 
-def _chain(path: Path, seen: tuple[Path, ...] = ()) -> list[tuple[Path, dict[str, Any]]]:
-    """The layers ``path`` applies, in order (its inherits first)."""
-    data = _layer(path)
-    if data is None or path in seen:
-        return []
-    out: list[tuple[Path, dict[str, Any]]] = []
-    for raw in data.get("inherits") or []:
-        if isinstance(raw, str):
-            out += _chain((path.parent / raw).resolve(), seen + (path,))
-    return out + [(path, data)]
+    def get(self, path: Path) -> dict[str, Any] | None:
+        if path not in self.parsed:
+            self.parsed[path] = self._load(path)
+        return self.parsed[path]
+
+    @staticmethod
+    def _load(path: Path) -> dict[str, Any] | None:
+        from renderer.load.yamlio import load_documents, read_text
+
+        try:
+            docs = load_documents(read_text(path, display_path(path)), display_path(path))
+        except RenderError as exc:
+            if any(f.code == "OVL-LIMIT" for f in exc.findings):
+                raise  # the tree is larger than a render may read: refused, not silently skipped
+            return None
+        if len(docs) != 1 or not isinstance(docs[0][0], dict) or docs[0][0].get("kind") != "ClusterOverlay":
+            return None
+        data: dict[str, Any] = docs[0][0]
+        return data
+
+    def chain(self, path: Path) -> list[tuple[Path, dict[str, Any]]]:
+        """The layers ``path`` applies, in order (its inherits first), as the loader applies them: a base
+        shared by several parents (a diamond) once, at its first position; a cycle or a chain deeper than
+        MAX_INHERITS_DEPTH is cut. Linear in the layers reached (80 diamond-inheriting files were
+        exponential when every path through the diamond was walked: issue 25 item 3)."""
+        from renderer.load import limits
+
+        applied: list[tuple[Path, dict[str, Any]]] = []
+        done: set[Path] = set()
+        stack: set[Path] = set()
+
+        def visit(file: Path, depth: int) -> None:
+            if file in done or file in stack or depth > limits.MAX_INHERITS_DEPTH:
+                return
+            data = self.get(file)
+            if data is None:
+                return
+            stack.add(file)
+            for raw in data.get("inherits") or []:
+                if isinstance(raw, str) and raw and "\0" not in raw:
+                    try:
+                        visit((file.parent / raw).resolve(), depth + 1)
+                    except (OSError, ValueError, RuntimeError):
+                        continue  # a name the loader refuses (too long, a loop): not a base
+            stack.discard(file)
+            done.add(file)
+            applied.append((file, data))
+
+        visit(path, 0)
+        return applied
 
 
 def find_base(root: Path, host_os: str) -> tuple[Path | None, dict[str, Any]]:
     """The most specific base whose effective host.os is ``host_os``, and its effective top-level keys."""
     best: tuple[int, Path, dict[str, Any]] | None = None
     fallback: tuple[int, Path, dict[str, Any]] | None = None
-    for path in sorted(root.rglob("*.yaml")):
-        rel = path.relative_to(root).parts
-        if rel[0] in ("clusters", "rendered") or any(p.startswith(".") for p in rel):
-            continue
-        chain = _chain(path.resolve())
+    layers = _Layers()
+    for path in sorted(_candidates(root)):
+        chain = layers.chain(path.resolve())
         if not chain:
             continue
         effective: dict[str, Any] = {}
@@ -101,6 +136,68 @@ def find_base(root: Path, host_os: str) -> tuple[Path | None, dict[str, Any]]:
             fallback = ranked
     chosen = best or fallback
     return (chosen[1], chosen[2]) if chosen else (None, {})
+
+
+def _candidates(root: Path) -> list[Path]:
+    """The ``*.yaml`` files of the tree outside clusters/, rendered/ and dot-folders, walked without
+    following symlinked folders (a link loop, or a link out of the tree) and no deeper than a path may be."""
+    from renderer.load import limits
+
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, onerror=None, followlinks=False):
+        rel = Path(folder).relative_to(root).parts
+        if len(rel) > limits.MAX_DEPTH:
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (not rel and d in ("clusters", "rendered")))
+        found += [Path(folder) / f for f in files if f.endswith(".yaml") and not f.startswith(".")]
+    return found
+
+
+def display_path(path: Path) -> str:
+    from renderer.load.yamlio import display_path as shown
+
+    return shown(path)
+
+
+def _refuse_links_out(root: Path, target: Path) -> None:
+    """init writes only inside the tree: a symlinked ``clusters/`` (or cluster folder) leading out of it
+    is refused (issue 25 item 6), as ``render --out`` refuses one."""
+    real_root = Path(os.path.realpath(root))
+    for folder in (target.parent.parent, target.parent):
+        real = Path(os.path.realpath(folder))
+        if real != real_root and real_root not in real.parents:
+            raise RenderError([Finding("OUT-UNSAFE", f"{quote(display_path(folder))} leads through a symlink to "
+                                                     f"{quote(real)}, outside the tree {quote(display_path(root))}; "
+                                                     "init writes only inside it", Location(display_path(folder)))])
+
+
+def _create(target: Path, text: str) -> None:
+    """Write the new cluster file whole or not at all, never over an existing one (even racing another
+    init): staged beside it, then hard-linked into place (``link`` fails when the name exists), under the
+    clusters/ folder's lock. Modes come from the umask."""
+    import tempfile
+
+    from renderer import output
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _refuse_links_out(target.parent.parent.parent, target)  # a link swapped in while creating it
+        with output.locked(target.parent.parent, target):
+            fd, staged = tempfile.mkstemp(prefix=".cluster.yaml.", dir=target.parent)
+            try:
+                os.fchmod(fd, 0o666 & ~output._umask())  # mkstemp's 0600 would stay the file's mode
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.link(staged, target)
+            finally:
+                os.unlink(staged)
+    except FileExistsError:
+        raise _refuse(f"{quote(display_path(target))} already exists; init never overwrites",
+                      display_path(target)) from None
+    except OSError as exc:
+        raise RenderError([Finding("OUT-WRITE", f"cannot write {quote(display_path(target))}: {exc.strerror or exc}",
+                                   Location(display_path(target)))]) from None
 
 
 def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
@@ -192,7 +289,6 @@ _GPU_NOTES = {
 
 
 def run(req: InitRequest) -> int:
-    from renderer.load.yamlio import display_path
     from renderer.pipeline import render
 
     if not _NAME.match(req.name):
@@ -204,14 +300,13 @@ def run(req: InitRequest) -> int:
         parse_vlan(raw)
     root = tree_root(req.root)
     target = root / "clusters" / req.name / "cluster.yaml"
-    if target.exists():
-        raise _refuse(f"{display_path(target)} already exists; init never overwrites", display_path(target))
+    if os.path.lexists(target):
+        raise _refuse(f"{quote(display_path(target))} already exists; init never overwrites", display_path(target))
+    _refuse_links_out(root, target)
     base_file, base = find_base(root, req.os)
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
-    target.parent.mkdir(parents=True, exist_ok=True)
     text = cluster_yaml(req, inherits, base, schema_reference(root, target.parent))
-    with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even racing another init
-        handle.write(text)
+    _create(target, text)
     sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")
     result = render(target.parent, root=req.root, refuse=False)
     errors = [f for f in result.findings if f.severity == ERROR]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from renderer.errors import EXIT_OK, Finding, Location, RenderError
+from renderer.errors import EXIT_OK
 from renderer.requests import SchemasExportRequest
 
 
@@ -16,15 +16,15 @@ def overlay_schema(layer: bool = False) -> int:
 
 
 def export(req: SchemasExportRequest) -> int:
-    from renderer.check.schemas.export import CATALOG_TEMPLATE
-    from renderer.check.schemas.export import export as write_schemas
+    """Write the schema folder through the one guarded writer: replaced whole and atomically, only when
+    empty or marked by an earlier export (``.cozy-render-schemas``), never through a symlink or into .git."""
+    from renderer import output
+    from renderer.check.schemas.export import CATALOG_TEMPLATE, export_files
 
-    try:
-        written = write_schemas(req.directory, kubernetes_versions=list(req.versions), core=req.core)
-    except OSError as exc:
-        raise RenderError([Finding("OUT-WRITE", f"cannot write schemas: {exc.strerror}",
-                                   Location(str(exc.filename or req.directory)))]) from None
-    sys.stdout.write(f"wrote {len(written)} schema files under {req.directory}\n"
+    files = export_files(req.directory, kubernetes_versions=list(req.versions), core=req.core)
+    output.write_tree(req.directory, {path.relative_to(req.directory).as_posix(): text for path, text in files.items()},
+                      mark=(output.SCHEMAS_MARK, output.SCHEMAS_MARK_TEXT), legacy=None)
+    sys.stdout.write(f"wrote {len(files)} schema files under {req.directory}\n"
                      "use with: kubeconform -schema-location default "
                      f"-schema-location '{req.directory}/{CATALOG_TEMPLATE}' FILE...\n")
     return EXIT_OK

@@ -62,10 +62,21 @@ class _Emitting:
             role: str = "manifest") -> Emitted:
         emitted = Emitted(obj, source, origins or [], role)
         self.objects.append(emitted)
+        if self._packages is not None and emitted.is_package():
+            self._packages.setdefault(emitted.name, emitted)
         return emitted
 
+    _packages: dict[str, Emitted] | None = None
+
     def package(self, name: str) -> Emitted | None:
-        return next((e for e in self.objects if e.is_package(name)), None)
+        """The first Package named ``name``: an index kept as objects are added (a scan of every emitted
+        object per ``packages:`` entry was quadratic: 20k entries took minutes, issue 25 item 3)."""
+        if self._packages is None:
+            self._packages = {}
+            for e in self.objects:
+                if e.is_package():
+                    self._packages.setdefault(e.name, e)
+        return self._packages.get(name)
 
 
 def emit(plan: Plan) -> RenderResult:
@@ -143,6 +154,9 @@ def _emit_packages(ctx: _Emitting) -> None:
 
 def _emit_manifests(ctx: _Emitting) -> None:
     overlay = ctx.overlay
+    layers: dict[str, Path] = {}
+    for p in overlay.layers:
+        layers.setdefault(display_path(p), p)  # once, not per entry (issue 25 item 3)
     for i, entry in enumerate(overlay.get("manifests") or []):
         where = overlay.locate(("manifests", i))
         if isinstance(entry, dict):
@@ -150,7 +164,7 @@ def _emit_manifests(ctx: _Emitting) -> None:
             ctx.add(copy_tree(entry), where, [((), ("manifests", i))], role="manifest")
             continue
         # where.path is a display string (relative to the cwd or, in cmp generate, to the repository root)
-        layer = next((p for p in overlay.layers if where and display_path(p) == where.path), overlay.cluster_file)
+        layer = layers.get(where.path, overlay.cluster_file) if where else overlay.cluster_file
         declared_in = layer.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
         ctx.inputs.append(file)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.emit import PLATFORM_VALUES, RenderResult
 from renderer.errors import Finding, Location, RenderError
+from renderer.load import limits
 from renderer.load.overlay import APPEND_SUFFIX, Overlay
 from renderer.load.yamlio import KEY, Locations, Path_, display_path, load_documents, read_text
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL, Derived, Emitted
@@ -296,10 +297,10 @@ class Tracer:
         if e.role != "platform" or tuple(path[:n]) != PLATFORM_VALUES or len(path) != n + 3 \
                 or path[n] != "bundles" or path[n + 1] not in _PACKAGE_LISTS:
             return []
-        listed = self.overlay.get("platform", "values", "bundles", path[n + 1]) or []
         steps: list[Step] = []
-        if isinstance(listed, list) and value in listed:
-            steps += self.overlay_chain(("platform", "values", "bundles", path[n + 1], listed.index(value)))
+        position = self._list_positions(path[n + 1]).get(value) if isinstance(value, str) else None
+        if position is not None:
+            steps += self.overlay_chain(("platform", "values", "bundles", path[n + 1], position))
         plan = self.result.plan
         asked = (plan.enabled_packages if path[n + 1] == "enabledPackages" else plan.disabled_packages).get(value)
         if value in (plan.enabled_packages if path[n + 1] == "enabledPackages" else plan.disabled_packages):
@@ -309,6 +310,19 @@ class Tracer:
             if route:
                 steps.append(self.route_step(route))
         return steps
+
+    def _list_positions(self, key: str) -> dict[str, int]:
+        """Where each name first appears in the overlay's bundles.<key>, built once (a list.index per
+        value was quadratic in the list: issue 25 item 3)."""
+        cache: dict[str, dict[str, int]] = self.__dict__.setdefault("_positions", {})
+        if key not in cache:
+            listed = self.overlay.get("platform", "values", "bundles", key)
+            positions: dict[str, int] = {}
+            for i, name in enumerate(listed if isinstance(listed, list) else []):
+                if isinstance(name, str):
+                    positions.setdefault(name, i)
+            cache[key] = positions
+        return cache[key]
 
     def _stamped(self, e: Emitted, path: Path_) -> list[Step]:
         if path == ("metadata", "labels", MANAGED_BY_LABEL):
@@ -350,10 +364,11 @@ class Tracer:
         return self._reverse.get(loc)
 
 
-@lru_cache(maxsize=64)
+@cache  # every layer once: a bounded cache re-parsed layers per value (1,000 layers)
 def _layer_document(path: Path) -> tuple[Any, Locations]:
     display = display_path(path)
-    data, locs = load_documents(read_text(path, display), display)[0]
+    with limits.rereading():  # the render accepted this layer; its budget is spent
+        data, locs = load_documents(read_text(path, display), display)[0]
     return data, locs
 
 
@@ -385,7 +400,8 @@ def _layer_value(layer: Path, overlay_path: Path_) -> tuple[Any, Location] | Non
 
 @lru_cache(maxsize=64)
 def _variant_positions(file: str, display: str) -> list[Locations]:
-    return [locs for _, locs in load_documents(read_text(Path(file), display), display)]
+    with limits.rereading():
+        return [locs for _, locs in load_documents(read_text(Path(file), display), display)]
 
 
 def find_object(result: RenderResult, ref: str) -> Emitted:
@@ -413,11 +429,12 @@ def annotate(stream: str, results: list[RenderResult]) -> str:
     trailing ``# file:line`` comment on the line of each value. Only comments are added, so any
     YAML reader (``kubectl kustomize``) reads the same objects."""
     objects = [(r, e) for r in results for e in r.objects]
-    documents = load_documents(stream, "<stream>", yaml11=True)
+    with limits.rereading(nodes=len(stream)):  # our own output: bounded by the render, not by the input budget
+        documents = load_documents(stream, "<stream>", yaml11=True, max_documents=len(objects) + 1)
     if len(documents) != len(objects):  # pragma: no cover - both come from the same objects
         raise AssertionError("stream and objects disagree")
     lines = stream.split("\n")
-    offset = 0
+    ends = _multi_line_scalars(stream)
     comments: dict[int, str] = {}
     tracers: dict[int, Tracer] = {}
     for (result, e), (_data, locs) in zip(objects, documents, strict=True):
@@ -425,10 +442,28 @@ def annotate(stream: str, results: list[RenderResult]) -> str:
         for entry in tracer.entries(e):
             loc = locs.get(entry.path)
             if loc is not None and loc.line:
-                comments.setdefault(loc.line - 1 + offset, comment_for(entry))
+                comments.setdefault(ends.get(loc.line - 1, loc.line - 1), comment_for(entry))
     for index, comment in comments.items():
         lines[index] = f"{lines[index]}  # {comment}"
     return "\n".join(lines)
+
+
+def _multi_line_scalars(stream: str) -> dict[int, int]:
+    """First line -> last line (0-based) of every plain or quoted scalar the stream spreads over several
+    lines: a string over the emitter's 4,096-character width is folded, and a comment after its first
+    line would land inside the quoted value or break the plain one (issue 25 item 7). After the last
+    line a comment is YAML's. Block scalars (``|``, ``>``) take the comment on their indicator line."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import ScalarEvent
+
+    ends: dict[int, int] = {}
+    for event in YAML(typ="safe").parse(stream):
+        if isinstance(event, ScalarEvent) and event.style not in ("|", ">"):
+            first, mark = event.start_mark.line, event.end_mark
+            last = mark.line if mark.column else mark.line - 1
+            if last > first:
+                ends[first] = last
+    return ends
 
 
 def entries_of(results: list[RenderResult]) -> list[Entry]:

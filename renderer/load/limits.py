@@ -74,3 +74,26 @@ def start() -> Budget:
 def current() -> Budget:
     """The running render's budget; outside a render (a unit test loading one file), a fresh one."""
     return Budget() if _current is None else _current
+
+
+class rereading:
+    """A budget of its own for reading again what a finished render already accepted (explain --rendered
+    and --annotate re-read layers and the render's own output stream): that work is bounded by the render
+    that accepted it, and must not be charged to (and refused by) the budget that render spent (issue 25
+    item 3). ``nodes`` lets the re-read of the output stream, which may hold more nodes than an input may,
+    count against its own size instead."""
+
+    def __init__(self, nodes: int = MAX_NODES) -> None:
+        self.budget = Budget()
+        self.budget.nodes = max(nodes, MAX_NODES)
+        self.budget.input_bytes = max(self.budget.input_bytes, nodes)
+        self.saved: Budget | None = None
+
+    def __enter__(self) -> Budget:
+        global _current
+        self.saved, _current = _current, self.budget
+        return self.budget
+
+    def __exit__(self, *_exc: object) -> None:
+        global _current
+        _current = self.saved

@@ -16,4 +16,14 @@ CODES: list[Code] = [
          "cozy-render replaces only folders carrying its mark file .cozy-render. Move the folder's files away, "
          "or empty it, and render again.",
          "README, Output folders (issue 11, Flux: --out owns only what it writes)"),
+    Code("OUT-BUSY", ERROR, "another cozy-render is writing the same folder",
+         "Writers of one folder serialise on a lock on the folder holding the targets (flock, which also holds "
+         "across containers and PID namespaces). This one waited 60 s for the other to finish. Run again once "
+         "it has.",
+         "SECURITY.md, issue 25 item 5"),
+    Code("OUT-LINK", ERROR, "a committed --out folder holds a symlink, a special file, or an oversized file",
+         "--check reads only regular files inside the folder, within the per-file and total size limits; a "
+         "symlink is named, never followed (its target is never printed), so a pull request cannot make the "
+         "check print another file. Replace it with the rendered file, or delete it and render again.",
+         "SECURITY.md, issue 25 item 2"),
 ]

@@ -134,15 +134,26 @@ def variant_hit_path(e: Emitted) -> tuple[str, ...]:
 def platform_list_hit(ctx: RuleContext, message: str, key: str, name: str | None,
                        severity: str | None = None) -> Hit:
     """A hit at the overlay's bundles.<key> entry ``name`` when the user wrote it, else at the platform."""
-    listed = ctx.overlay.get("platform", "values", "bundles", key)
-    if name is not None and isinstance(listed, list) and name in listed:
-        return Hit(message, overlay_path=("platform", "values", "bundles", key, listed.index(name)),
-                   severity=severity)
-    platform = platform_package(ctx)
+    position = ctx.memo(f"bundles-{key}-positions", lambda: _first_positions(ctx, key)).get(name) \
+        if isinstance(name, str) else None
+    if position is not None:
+        return Hit(message, overlay_path=("platform", "values", "bundles", key, position), severity=severity)
+    platform = ctx.memo("platform-package", lambda: platform_package(ctx))
     path = ("spec", "components", "platform", "values", "bundles", key)
     if platform is not None:
         return Hit(message, platform, path, severity=severity)
     return Hit(message, overlay_path=("platform",), severity=severity)
+
+
+def _first_positions(ctx: RuleContext, key: str) -> dict[str, int]:
+    """Where each name first appears in the overlay's bundles.<key>: one pass, so a hit per entry stays
+    linear (a list.index per hit was quadratic: 97k entries took minutes, issue 25 item 3)."""
+    listed = ctx.overlay.get("platform", "values", "bundles", key)
+    positions: dict[str, int] = {}
+    for i, name in enumerate(listed if isinstance(listed, list) else []):
+        if isinstance(name, str):
+            positions.setdefault(name, i)
+    return positions
 
 
 def dotted(path: tuple[Any, ...]) -> str:

@@ -30,6 +30,17 @@ def normalized_version(version: str) -> str:
 def export(dest: Path, *, kubernetes_versions: list[str], core: bool = False,
            catalog_layout: bool = True) -> list[Path]:
     """Write the files; returns them sorted. Versions are ``master`` or bundled ``X.Y.Z`` ones."""
+    files = export_files(dest, kubernetes_versions=kubernetes_versions, core=core, catalog_layout=catalog_layout)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return sorted(files)
+
+
+def export_files(dest: Path, *, kubernetes_versions: list[str], core: bool = False,
+                 catalog_layout: bool = True) -> dict[Path, str]:
+    """What ``export`` writes: path under ``dest`` -> content (``schemas export`` writes it through the
+    guarded writer, renderer.output.write_tree)."""
     files: dict[Path, str] = {}
     crds = {key: _dump(store.crd_schema(*key)) for key in sorted(catalog.CRD_KINDS)}
     for version in kubernetes_versions:
@@ -44,10 +55,7 @@ def export(dest: Path, *, kubernetes_versions: list[str], core: bool = False,
     if catalog_layout:
         for (api_version, kind), text in crds.items():
             files[dest / catalog.catalog_path(api_version, kind)] = text
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return sorted(files)
+    return files
 
 
 def _dump(schema: dict) -> str:
