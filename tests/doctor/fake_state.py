@@ -389,3 +389,129 @@ def host_driver_passthrough(node_name: str = NODE) -> State:
     state.log("nvidia-vfio-manager-8xk2p", "k8s-driver-manager", HOST_DRIVER_LOG.format(node=node_name), previous=True)
     state.log("nvidia-sandbox-validator-7h4kq", "vfio-pci-validation", NOT_BOUND_LOG, previous=True)
     return state
+
+
+def _fail_plugin_validation(state: State, node_name: str) -> None:
+    """The validator's plugin-validation gives up (gpu-operator cmd/nvidia-validator): no nvidia.com/gpu."""
+    state.drop("Pod", "nvidia-operator-validator-q5n4k")
+    done = [status(s, completed()) for s in ("driver-validation", "toolkit-validation", "cuda-validation")]
+    state.add(pod("nvidia-operator-validator-q5n4k", node_name,
+                  init=[*done, status("plugin-validation", waiting("CrashLoopBackOff"), restarts=3, last=crashed())],
+                  containers=[status("nvidia-operator-validator", waiting("PodInitializing"))]))
+    state.log("nvidia-operator-validator-q5n4k", "plugin-validation",
+              "".join(f"GPU resources are not yet discovered by the node, retry: {n}\n" for n in range(1, 31))
+              + "GPU resources are not discovered by the node\n", previous=True)
+
+
+def leftover_workload_label(node_name: str = NODE) -> State:
+    """gpu-container-workloads.md Prerequisites: a vm-passthrough label left from the passthrough
+    setup; the device plugin does not serve the GPU, so nothing is allocatable."""
+    state = healthy_container(node_name)
+    gpu_node = state.find("Node", node_name)
+    gpu_node["metadata"]["labels"]["nvidia.com/gpu.workload.config"] = "vm-passthrough"
+    gpu_node["status"]["allocatable"].pop("nvidia.com/gpu")
+    state.drop("Pod", "nvidia-device-plugin-daemonset-cqj9w")
+    _fail_plugin_validation(state, node_name)
+    return state
+
+
+NO_RUNTIME_MESSAGE = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: '
+                      'no runtime for "nvidia" is configured')
+
+
+def runtime_not_registered(node_name: str = NODE) -> State:
+    """nvidia-container-toolkit installed but `nvidia-ctk runtime configure` never run: containerd has no
+    nvidia handler, so every pod with runtimeClassName nvidia stays ContainerCreating."""
+    state = healthy_container(node_name)
+    state.find("Node", node_name)["status"]["allocatable"].pop("nvidia.com/gpu")
+    for name in ("nvidia-device-plugin-daemonset-cqj9w", "gpu-feature-discovery-7jpzv", "nvidia-dcgm-exporter-rmpfg",
+                 "nvidia-operator-validator-q5n4k", "nvidia-cuda-validator-tjkfh"):
+        stuck = pod(name, node_name, phase="Pending",
+                    containers=[status(name.rsplit("-", 1)[0], waiting("ContainerCreating"))])
+        state.drop("Pod", name).add(stuck, event(stuck, "FailedCreatePodSandBox", NO_RUNTIME_MESSAGE))
+    return state
+
+
+def no_runtime_class(node_name: str = NODE) -> State:
+    return healthy_container(node_name).drop("RuntimeClass", "nvidia")
+
+
+def driver_validation_stuck(node_name: str = NODE) -> State:
+    """No working host driver: driver-validation retries forever (WITH_WAIT=true), Init:0/4, no restarts."""
+    state = healthy_container(node_name)
+    state.find("Node", node_name)["status"]["allocatable"].pop("nvidia.com/gpu")
+    state.drop("Pod", "nvidia-operator-validator-q5n4k").drop("Pod", "nvidia-cuda-validator-tjkfh")
+    rest = [status(s, waiting("PodInitializing")) for s in ("toolkit-validation", "cuda-validation", "plugin-validation")]
+    state.add(pod("nvidia-operator-validator-q5n4k", node_name,
+                  init=[status("driver-validation", running()), *rest],
+                  containers=[status("nvidia-operator-validator", waiting("PodInitializing"))]))
+    state.log("nvidia-operator-validator-q5n4k", "driver-validation",
+              "running command chroot with args [/host nvidia-smi]\n"
+              "chroot: failed to run command 'nvidia-smi': No such file or directory\n"
+              "command failed, retrying after 5 seconds\n")
+    return state
+
+
+def hami_stacked(node_name: str = NODE) -> State:
+    return healthy_container(node_name).add(package("cozystack.hami", "default"))
+
+
+def operands_of_another_variant(node_name: str = NODE) -> State:
+    state = healthy_container(node_name).drop("Package", "cozystack.gpu-operator")
+    return state.add(package("cozystack.gpu-operator", "default"), daemonset("nvidia-vfio-manager"),
+                     pod("nvidia-vfio-manager-8xk2p", node_name, init=[status("k8s-driver-manager", crashed())]))
+
+
+def vgpu_device_manager_sriov(node_name: str = NODE) -> State:
+    """W:virtualization/vgpu.md: the device manager on an Ada Lovelace GPU (L40S) walks /sys/class/mdev_bus
+    and fails "no parent devices found"; nothing is allocatable."""
+    state = healthy_vgpu(node_name).drop("Pod", "nvidia-vgpu-device-manager-m2k8d")
+    state.find("Node", node_name)["status"]["allocatable"].pop("nvidia.com/NVIDIA_A100-40C")
+    state.add(pod("nvidia-vgpu-device-manager-m2k8d", node_name,
+                  containers=[status("nvidia-vgpu-device-manager", waiting("CrashLoopBackOff"), restarts=9,
+                                     last=crashed())]))
+    state.log("nvidia-vgpu-device-manager-m2k8d", "nvidia-vgpu-device-manager",
+              "Applying vGPU config 'default'\nno parent devices found for GPU at index '0'\n", previous=True)
+    return state
+
+
+VGPU_IMAGE = "registry.example.com/nvidia/vgpu-manager:595.58.02-ubuntu24.04"
+
+
+def vgpu_image_unpullable(node_name: str = NODE, secret: bool = True) -> State:
+    state = healthy_vgpu(node_name).drop("Pod", "nvidia-vgpu-manager-daemonset-5xq7r")
+    if not secret:
+        state.drop("Secret", "nvidia-registry-secret")
+    stuck = pod("nvidia-vgpu-manager-daemonset-5xq7r", node_name, app="nvidia-vgpu-manager-daemonset", phase="Pending",
+                containers=[status("nvidia-vgpu-manager-ctr", waiting("ImagePullBackOff", f'Back-off pulling image "{VGPU_IMAGE}"'),
+                                   image=VGPU_IMAGE)])
+    state.add(stuck, event(stuck, "Failed", f'Failed to pull image "{VGPU_IMAGE}": failed to authorize: failed to '
+                           "fetch oauth token: unexpected status from GET request: 401 Unauthorized"))
+    if not secret:
+        state.add(event(stuck, "FailedToRetrieveImagePullSecret", "Unable to retrieve some image pull secrets "
+                        "(nvidia-registry-secret); attempting to pull the image may not succeed."))
+    return state
+
+
+def talos_compat_failing(node_name: str = NODE) -> State:
+    """No NVIDIA Talos extension on the node: nvidia-driver-compat cannot copy the driver files, the
+    marker is never written, driver-validation waits forever."""
+    state = driver_validation_stuck(node_name).drop("Package", "cozystack.gpu-operator")
+    state.add(package("cozystack.gpu-operator", "default"), daemonset("nvidia-driver-compat", ready=0))
+    compat = pod("nvidia-driver-compat-x2d7p", node_name,
+                 containers=[status("nvidia-driver-compat", waiting("CrashLoopBackOff"), restarts=4, last=crashed())])
+    state.add(compat).log("nvidia-driver-compat-x2d7p", "nvidia-driver-compat",
+                          "cp: can't stat '/usr/local/glibc/usr/lib/libnvidia-ml.so.1': No such file or directory\n",
+                          previous=True)
+    state.log("nvidia-operator-validator-q5n4k", "driver-validation",
+              "running command /run/nvidia/driver/usr/bin/nvidia-smi\ncommand failed, retrying after 5 seconds\n")
+    return state
+
+
+def dependencies_not_ready(node_name: str = NODE) -> State:
+    """reference (a): no HelmRelease while a dependency is not Ready; the root is cozystack.networking."""
+    state = healthy_container(node_name).drop("Package", "cozystack.gpu-operator").drop("Package", "cozystack.networking")
+    return state.add(package("cozystack.gpu-operator", "container", ready=False, reason="DependenciesNotReady",
+                             message="dependencies not ready", dependencies={"cozystack.networking": False}),
+                     package("cozystack.networking", "kubeovn-cilium-generic", ready=False, reason="HelmReleaseFailed",
+                             message="HelmRelease cozy-cilium/cilium failed: install retries exhausted"))

@@ -113,3 +113,184 @@ def cli_rules() -> Callable[[str], str]:
         return result.stdout
 
     return explain
+
+
+def test_a_label_left_after_the_purge_is_a_warning(doctor: Run) -> None:
+    state = fs.healthy_passthrough()
+    state.find("Node", NODE)["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "pre-installed"
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 0  # the route works; the label only misleads later
+    (finding,) = findings(out)
+    assert (finding["code"], finding["severity"], finding["node"]) == ("DOC-DRIVER-LABEL", "warning", NODE)
+    assert f"kubectl label node {NODE} nvidia.com/gpu.deploy.driver-" in finding["message"]
+
+
+def test_a_gpu_not_bound_to_vfio_without_a_host_driver(doctor: Run) -> None:
+    state = fs.host_driver_passthrough()
+    labels = state.find("Node", NODE)["metadata"]["labels"]
+    del labels["nvidia.com/gpu.deploy.driver"]
+    state.logs.pop((NS, "nvidia-vfio-manager-8xk2p", "k8s-driver-manager", True))
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-VFIO-UNBOUND", "DOC-NO-DEVICES", "DOC-POD"]
+    assert findings(out)[2]["object"] == f"Pod/{NS}/nvidia-vfio-manager-8xk2p"
+
+
+# --- container -----------------------------------------------------------------------------------
+
+
+def test_a_leftover_vm_passthrough_label(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.leftover_workload_label(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-WORKLOAD-LABEL", "DOC-NO-GPU"]
+    label, allocatable = findings(out)
+    assert label["node"] == NODE and "nvidia.com/gpu.workload.config=vm-passthrough" in label["message"]
+    assert f"kubectl label node {NODE} nvidia.com/gpu.workload.config-" in label["message"]
+    assert "(see DOC-WORKLOAD-LABEL)" in allocatable["message"]
+
+
+def test_containerd_without_the_nvidia_runtime(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.runtime_not_registered(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-RUNTIME", "DOC-NO-GPU"]
+    runtime = findings(out)[0]
+    assert runtime["node"] == NODE and 'no runtime for "nvidia" is configured' in runtime["message"]
+    assert "nvidia-device-plugin-daemonset-cqj9w" in runtime["message"]
+
+
+def test_no_nvidia_runtime_class(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.no_runtime_class(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-RUNTIMECLASS"])
+    assert findings(out)[0]["object"] == "RuntimeClass/nvidia"
+
+
+def test_the_validator_stuck_at_driver_validation(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.driver_validation_stuck(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-VALIDATOR", "DOC-NO-GPU"]
+    validator = findings(out)[0]
+    assert validator["object"] == f"Pod/{NS}/nvidia-operator-validator-q5n4k" and validator["node"] == NODE
+    assert 'Init:0/4, driver-validation: "command failed, retrying after 5 seconds"' in validator["message"]
+
+
+def test_hami_on_the_container_variant(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.hami_stacked(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-HAMI-STACKED"])
+
+
+def test_operands_the_container_variant_pins_off(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.operands_of_another_variant(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-OPERANDS"])
+    assert "nvidia-vfio-manager" in findings(out)[0]["message"] and "variant default" in findings(out)[0]["message"]
+
+
+def test_the_root_of_a_dependency_chain_is_named(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.dependencies_not_ready(), "-o", "json")
+    assert code == 1
+    (finding,) = [f for f in findings(out) if f["code"] == "DOC-PACKAGE"]
+    assert finding["object"] == "Package/cozystack.networking"
+    assert finding["message"] == ("Package cozystack.gpu-operator is DependenciesNotReady: root cozystack.networking "
+                                  "is Ready=False HelmReleaseFailed: HelmRelease cozy-cilium/cilium failed: install "
+                                  "retries exhausted (chain cozystack.gpu-operator -> cozystack.networking)")
+
+
+def test_a_bundle_package_not_rendered_yet_names_the_platform(doctor: Run) -> None:
+    state = fs.healthy_passthrough().drop("Package", "cozystack.gpu-operator")
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 1
+    assert findings(out)[0]["message"].endswith("cozystack.cozystack-platform is Ready")
+
+
+# --- vGPU ----------------------------------------------------------------------------------------
+
+
+def test_the_vgpu_device_manager_on_an_sriov_gpu(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_device_manager_sriov(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-VGPU-DEVICE-MANAGER"])
+    finding = findings(out)[0]
+    assert finding["node"] == NODE and "CrashLoopBackOff" in finding["message"]
+    assert "no parent devices found for GPU at index '0'" in finding["message"]
+
+
+def test_a_vgpu_manager_image_that_cannot_be_pulled(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_image_unpullable(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-VGPU-IMAGE"])
+    message = findings(out)[0]["message"]
+    assert f"ImagePullBackOff for {fs.VGPU_IMAGE}" in message and "401 Unauthorized" in message
+
+
+def test_a_missing_pull_secret_in_cozy_gpu_operator(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_image_unpullable(secret=False), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PULL-SECRET", "DOC-VGPU-IMAGE"])
+    assert findings(out)[0]["object"] == f"Secret/{NS}/nvidia-registry-secret"
+
+
+# --- Talos native --------------------------------------------------------------------------------
+
+
+def test_talos_without_the_driver_files(doctor: Run) -> None:
+    code, out, _ = doctor(TALOS, fs.talos_compat_failing(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-TALOS-COMPAT", "DOC-TALOS-MARKER", "DOC-NO-GPU"]
+    compat, marker, _ = findings(out)
+    assert compat["node"] == NODE and "libnvidia-ml.so.1" in compat["message"]
+    assert "/run/nvidia/validations/.driver-ctr-ready was never written" in marker["message"]
+
+
+def test_talos_compat_daemonset_not_synced(doctor: Run) -> None:
+    state = fs.healthy_talos().drop("DaemonSet", "nvidia-driver-compat").drop("Pod", "nvidia-driver-compat-x2d7p")
+    code, out, _ = doctor(TALOS, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-TALOS-COMPAT"])
+
+
+# --- reading the cluster -------------------------------------------------------------------------
+
+
+def test_a_cluster_that_cannot_be_read_exits_3_with_nothing_on_stdout(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.fail(r"GET /api/v1/namespaces/cozy-gpu-operator/pods$", 403)
+    code, out, err = doctor(CONTAINER, fs.healthy_container())
+    assert (code, out) == (3, "")
+    assert "error[DIFF-LIVE]: list Pod -n cozy-gpu-operator: 403 Forbidden" in err
+
+
+def test_the_timeout_covers_every_request(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.slow(r"/api/v1/nodes", 3.0)
+    code, out, err = doctor(CONTAINER, fs.healthy_container(), "--timeout", "0.5")
+    assert (code, out) == (3, "")
+    assert "error[DIFF-TIMEOUT]" in err
+
+
+def test_doctor_only_reads(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor(PASSTHROUGH, fs.host_driver_passthrough())
+    assert {method for method, _, _ in doctor_fake.requests} == {"GET"}
+    logs = [(path, query) for _, path, query in doctor_fake.requests if path.endswith("/log")]
+    assert (f"/api/v1/namespaces/{NS}/pods/nvidia-vfio-manager-8xk2p/log",
+            {"container": ["k8s-driver-manager"], "previous": ["true"], "tailLines": ["200"]}) in logs
+
+
+def test_all_clusters_each_through_its_own_context(repo: Path, tmp_path: Path) -> None:
+    from tests.kubefake import kubeconfig
+
+    fakes = {name: DoctorFake() for name in (CONTAINER, PASSTHROUGH)}
+    try:
+        fakes[CONTAINER].load(fs.leftover_workload_label())
+        fakes[PASSTHROUGH].load(fs.healthy_passthrough())
+        config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
+        for name in ("gpu-talos-01", "hubble-generic-01", "vgpu-apt-01", "vlan-apt-01", "vlan-talos-01"):
+            shutil.rmtree(repo / "clusters" / name)
+        result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config),
+                                           "--concurrency", "1", "-o", "json"])
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+    assert result.exit_code == 1, result.output
+    clusters = {c["cluster"]: c for c in json.loads(result.stdout)["clusters"]}
+    assert list(clusters) == [CONTAINER, PASSTHROUGH]
+    assert clusters[PASSTHROUGH]["healthy"] is True
+    assert [f["code"] for f in clusters[CONTAINER]["findings"]] == ["DOC-WORKLOAD-LABEL", "DOC-NO-GPU"]
+
+
+def test_all_with_context_is_a_usage_error(repo: Path) -> None:
+    result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--context", "x"])
+    assert result.exit_code == 2
+    assert "error[DIFF-USAGE]: --all reads each cluster through its own context" in result.stderr
