@@ -515,3 +515,39 @@ def dependencies_not_ready(node_name: str = NODE) -> State:
                              message="dependencies not ready", dependencies={"cozystack.networking": False}),
                      package("cozystack.networking", "kubeovn-cilium-generic", ready=False, reason="HelmReleaseFailed",
                              message="HelmRelease cozy-cilium/cilium failed: install retries exhausted"))
+
+
+NVIDIA_SMI_OUTPUT = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.82.07              Driver Version: 580.82.07      CUDA Version: 13.0     |
+|-----------------------------------------+------------------------+----------------------+
+|   0  Tesla T4                       Off |   00000000:18:00.0 Off |                    0 |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def verify_job(state: State, outcome: str, node_name: str = NODE) -> State:
+    """The rendered cuda-smoke Job (gpu.verify) after it ran: succeeded, failed, or pending."""
+    conditions = {"succeeded": [{"type": "Complete", "status": "True"}],
+                  "failed": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                              "message": "Job has reached the specified backoff limit"}],
+                  "pending": []}[outcome]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "cuda-smoke", "namespace": "default",
+                                                               "labels": {"render.cozystack.io/gpu-verify": "true"}},
+           "spec": {"backoffLimit": 2}, "status": {"conditions": conditions}}
+    labels = {"job-name": "cuda-smoke", "batch.kubernetes.io/job-name": "cuda-smoke"}
+    if outcome == "succeeded":
+        smoke = pod("cuda-smoke-7xv2q", node_name, namespace="default", labels=labels, phase="Succeeded",
+                    containers=[status("cuda", completed())])
+        state.log("cuda-smoke-7xv2q", "cuda", NVIDIA_SMI_OUTPUT, namespace="default")
+    elif outcome == "failed":
+        smoke = pod("cuda-smoke-7xv2q", node_name, namespace="default", labels=labels, phase="Failed",
+                    containers=[status("cuda", crashed(), restarts=2)])
+        state.log("cuda-smoke-7xv2q", "cuda", "Failed to initialize NVML: Unknown Error\n", namespace="default")
+        state.log("cuda-smoke-7xv2q", "cuda", "Failed to initialize NVML: Unknown Error\n", previous=True,
+                  namespace="default")
+    else:
+        smoke = pod("cuda-smoke-7xv2q", "", namespace="default", labels=labels, phase="Pending", containers=[])
+        smoke["spec"].pop("nodeName")
+        state.add(event(smoke, "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
+                        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."))
+    return state.add(job, smoke)

@@ -294,3 +294,39 @@ def test_all_with_context_is_a_usage_error(repo: Path) -> None:
     result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--context", "x"])
     assert result.exit_code == 2
     assert "error[DIFF-USAGE]: --all reads each cluster through its own context" in result.stderr
+
+
+# --- the verification Job (gpu.verify) -----------------------------------------------------------
+
+
+def _verify(repo: Path, cluster: str = CONTAINER) -> None:
+    path = repo / "clusters" / cluster / "cluster.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("gpu:\n  variant: container",
+                                                             "gpu:\n  verify: true\n  variant: container"),
+                    encoding="utf-8")
+
+
+@pytest.mark.parametrize(("outcome", "exit_code", "found", "summary"), [
+    ("succeeded", 0, [], "verification Job succeeded"),
+    ("failed", 1, ["DOC-VERIFY"], "verification Job failed"),
+    ("pending", 0, ["DOC-VERIFY-PENDING"], "verification Job pending"),
+])
+def test_doctor_reports_the_verification_job(doctor: Run, repo: Path, outcome: str, exit_code: int,
+                                             found: list[str], summary: str) -> None:
+    _verify(repo)
+    code, out, _ = doctor(CONTAINER, fs.verify_job(fs.healthy_container(), outcome))
+    assert code == exit_code, out
+    assert summary in out.splitlines()[0]
+    assert [line.split("]")[0].split("[")[1] for line in out.splitlines()[1:-1]] == found
+    if outcome == "failed":
+        assert '"Failed to initialize NVML: Unknown Error"' in out and "BackoffLimitExceeded" in out
+    if outcome == "pending":
+        assert "3 Insufficient nvidia.com/gpu" in out
+
+
+def test_a_verification_job_not_synced_yet(doctor: Run, repo: Path) -> None:
+    _verify(repo, TALOS)
+    code, out, _ = doctor(TALOS, fs.healthy_talos(), "-o", "json")
+    assert code == 0
+    assert codes(out) == ["DOC-VERIFY-PENDING"]
+    assert json.loads(out)["clusters"][0]["summary"]["verification"] == "pending"
