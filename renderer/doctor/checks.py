@@ -26,6 +26,7 @@ from renderer.doctor.route import (
     Route,
 )
 from renderer.model import PLATFORM_PACKAGE
+from renderer.resolve.features.gpu import GPU_OPERATOR
 
 Obj = dict[str, Any]
 SEVERITY = {c.id: c.severity for c in CODES}
@@ -235,6 +236,13 @@ def check_packages(ctx: Context) -> Iterator[Diagnosis]:
     packages = ctx.state.packages
     for name in ctx.route.packages:
         path, state = _chain_root(packages, name)
+        live = packages.get(name)
+        if name == GPU_OPERATOR and live is not None and ctx.route.variant is not None:
+            variant = ((live.get("spec") or {}).get("variant")) or "default"  # empty: the controller's default
+            if variant != ctx.route.variant:
+                yield Diagnosis("DOC-PACKAGE", f"Package {name} has variant {variant} on the cluster, the render says "
+                                f"{ctx.route.variant}: the render is not synced (cozy-render diff)",
+                                obj=f"Package/{name}")
         if state == "Ready":
             continue
         if len(path) == 1 and state == "absent":
@@ -311,10 +319,14 @@ def check_driver_label(ctx: Context) -> Iterator[Diagnosis]:
                             obj=f"Node/{name}")
 
 
+EXPLAINS_NO_DEVICES = ("DOC-HOST-DRIVER", "DOC-VFIO-UNBOUND", "DOC-VGPU-DEVICE-MANAGER", "DOC-VGPU-IMAGE",
+                       "DOC-PULL-SECRET")
+
+
 def check_vm_devices(ctx: Context) -> Iterator[Diagnosis]:
     for node in gpu_nodes(ctx.state):
         name = _name(node)
-        if any(ctx.reported(code, name) for code in ("DOC-HOST-DRIVER", "DOC-VGPU-DEVICE-MANAGER")):
+        if any(ctx.reported(code, name) for code in EXPLAINS_NO_DEVICES):
             continue  # already explained: the root cause is reported for this node
         registered = {k: v for k, v in allocatable(node).items() if k.startswith("nvidia.com/") and _quantity(v) > 0}
         if not registered:
@@ -481,6 +493,8 @@ def _vgpu_manager_pods(state: LiveState) -> list[Obj]:
 
 def check_pull_secret(ctx: Context) -> Iterator[Diagnosis]:
     missing = [name for name, exists in ctx.state.secrets.items() if not exists]
+    for pod in _vgpu_manager_pods(ctx.state) if missing else []:
+        ctx.noted("DOC-PULL-SECRET", node_of(pod))
     for name in missing:
         yield Diagnosis("DOC-PULL-SECRET", f"Secret {NAMESPACE}/{name} named in gpu.vgpuManager.imagePullSecrets "
                         "does not exist", obj=f"Secret/{NAMESPACE}/{name}")
@@ -489,6 +503,7 @@ def check_pull_secret(ctx: Context) -> Iterator[Diagnosis]:
     for pod in _vgpu_manager_pods(ctx.state):
         for event in events_for(ctx.state, _name(pod)):
             if event.get("reason") == PULL_SECRET_EVENT:
+                ctx.noted("DOC-PULL-SECRET", node_of(pod))
                 yield Diagnosis("DOC-PULL-SECRET", f"{_name(pod)}: {event.get('message')}", node=node_of(pod),
                                 obj=_ref("Pod", pod))
                 break
@@ -501,6 +516,7 @@ def check_vgpu_image(ctx: Context) -> Iterator[Diagnosis]:
             if waiting.get("reason") not in PULL_REASONS:
                 continue
             ctx.claim(pod)
+            ctx.noted("DOC-VGPU-IMAGE", node_of(pod))
             failed = [str(e.get("message")) for e in events_for(ctx.state, _name(pod))
                       if e.get("reason") == "Failed" and "pull" in str(e.get("message") or "").lower()]
             detail = failed[-1] if failed else str(waiting.get("message") or "")

@@ -132,8 +132,8 @@ def test_a_gpu_not_bound_to_vfio_without_a_host_driver(doctor: Run) -> None:
     state.logs.pop((NS, "nvidia-vfio-manager-8xk2p", "k8s-driver-manager", True))
     code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
     assert code == 1
-    assert codes(out) == ["DOC-VFIO-UNBOUND", "DOC-NO-DEVICES", "DOC-POD"]
-    assert findings(out)[2]["object"] == f"Pod/{NS}/nvidia-vfio-manager-8xk2p"
+    assert codes(out) == ["DOC-VFIO-UNBOUND", "DOC-POD"]
+    assert findings(out)[1]["object"] == f"Pod/{NS}/nvidia-vfio-manager-8xk2p"
 
 
 # --- container -----------------------------------------------------------------------------------
@@ -180,8 +180,9 @@ def test_hami_on_the_container_variant(doctor: Run) -> None:
 
 def test_operands_the_container_variant_pins_off(doctor: Run) -> None:
     code, out, _ = doctor(CONTAINER, fs.operands_of_another_variant(), "-o", "json")
-    assert (code, codes(out)) == (1, ["DOC-OPERANDS"])
-    assert "nvidia-vfio-manager" in findings(out)[0]["message"] and "variant default" in findings(out)[0]["message"]
+    assert (code, codes(out)) == (1, ["DOC-PACKAGE", "DOC-OPERANDS"])
+    assert "has variant default on the cluster, the render says container" in findings(out)[0]["message"]
+    assert "nvidia-vfio-manager" in findings(out)[1]["message"] and "variant default" in findings(out)[1]["message"]
 
 
 def test_the_root_of_a_dependency_chain_is_named(doctor: Run) -> None:
@@ -330,3 +331,52 @@ def test_a_verification_job_not_synced_yet(doctor: Run, repo: Path) -> None:
     assert code == 0
     assert codes(out) == ["DOC-VERIFY-PENDING"]
     assert json.loads(out)["clusters"][0]["summary"]["verification"] == "pending"
+
+
+def test_a_passthrough_node_without_devices(doctor: Run) -> None:
+    state = fs.healthy_passthrough()
+    state.find("Node", NODE)["status"]["allocatable"].pop("nvidia.com/TU104GL_TESLA_T4")
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-NO-DEVICES"])
+    assert findings(out)[0]["node"] == NODE
+
+
+def test_an_unpullable_vgpu_manager_explains_the_missing_devices(doctor: Run) -> None:
+    state = fs.vgpu_image_unpullable(secret=False)
+    state.find("Node", NODE)["status"]["allocatable"].pop("nvidia.com/NVIDIA_A100-40C")
+    code, out, _ = doctor(VGPU, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PULL-SECRET", "DOC-VGPU-IMAGE"])
+
+
+def test_all_reads_at_most_concurrency_clusters_at_once(repo: Path, tmp_path: Path) -> None:
+    from tests.kubefake import Gauge, kubeconfig
+
+    gauge = Gauge()
+    fakes = {name: DoctorFake() for name in (CONTAINER, PASSTHROUGH, TALOS)}
+    try:
+        for name, fake in fakes.items():
+            fake.load({CONTAINER: fs.healthy_container, PASSTHROUGH: fs.healthy_passthrough,
+                       TALOS: fs.healthy_talos}[name]())
+            fake.gauge = gauge
+            fake.slow(r"/api/v1/nodes$", 0.3)
+        config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
+        for name in ("hubble-generic-01", "vgpu-apt-01", "vlan-apt-01", "vlan-talos-01"):
+            shutil.rmtree(repo / "clusters" / name)
+        result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config),
+                                           "--concurrency", "2"])
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+    assert result.exit_code == 0, result.output
+    assert gauge.peak == 2
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == [CONTAINER, PASSTHROUGH, TALOS]
+
+
+def test_rules_explains_every_doctor_code_with_its_fix(cli_rules: Callable[[str], str]) -> None:
+    from renderer.doctor.codes import CODES
+
+    assert len(CODES) >= 15
+    for code in CODES:
+        text = cli_rules(code.id)
+        assert text.startswith(f"{code.id} ({code.severity}): {code.summary}")
+        assert "`" in text and "Sources:" in text, code.id  # a command or a name to act on, and where it is from
