@@ -79,12 +79,23 @@ def _render(request: DoctorRequest) -> list[Any]:
 
 
 def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:
-    from renderer.doctor.route import route_of
+    from renderer.doctor.route import NONE, route_of
 
     name = result.overlay.name
     route = route_of(result)
+    if route.name == NONE:
+        # No GPU route: nothing to check, so no connection (an --all tree need not have a context
+        # for every cluster without GPUs).
+        return name, lambda: _nothing_to_check(name, route)
     context = request.context or result.overlay.get("live", "context")
     return name, lambda: _doctor_cluster(request, name, route, context)
+
+
+def _nothing_to_check(cluster: str, route: Any) -> Any:
+    from renderer.doctor import report
+    from renderer.doctor.live import LiveState
+
+    return report.outcome(cluster, route, LiveState({}, [], [], [], [], [], {}, []), [])
 
 
 def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: str | None) -> Any:

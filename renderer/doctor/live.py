@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.doctor.route import NAMESPACE, NONE, Route
+from renderer.doctor.route import NAMESPACE, Route
 from renderer.model import PACKAGE_API
 
 Obj = dict[str, Any]
@@ -102,8 +102,6 @@ class Reader:
 def read_state(source: Any, route: Route) -> LiveState:
     reader = Reader(source)
     packages = {str(p["metadata"]["name"]): p for p in reader.list(PACKAGE_API, "Package")}
-    if route.name == NONE and route.verify_job is None:
-        return LiveState(packages, [], [], [], [], [], {}, [], reader)  # nothing GPU to read
     pods = reader.list("v1", "Pod", NAMESPACE)
     nodes = reader.list("v1", "Node")
     runtime_classes = reader.list("node.k8s.io/v1", "RuntimeClass")

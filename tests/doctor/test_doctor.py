@@ -277,7 +277,7 @@ def test_all_clusters_each_through_its_own_context(repo: Path, tmp_path: Path) -
         fakes[CONTAINER].load(fs.leftover_workload_label())
         fakes[PASSTHROUGH].load(fs.healthy_passthrough())
         config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
-        for name in ("gpu-talos-01", "hubble-generic-01", "vgpu-apt-01", "vlan-apt-01", "vlan-talos-01"):
+        for name in ("gpu-talos-01", "vgpu-apt-01"):  # the clusters without GPUs stay: no context needed
             shutil.rmtree(repo / "clusters" / name)
         result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config),
                                            "--concurrency", "1", "-o", "json"])
@@ -286,8 +286,9 @@ def test_all_clusters_each_through_its_own_context(repo: Path, tmp_path: Path) -
             fake.stop()
     assert result.exit_code == 1, result.output
     clusters = {c["cluster"]: c for c in json.loads(result.stdout)["clusters"]}
-    assert list(clusters) == [CONTAINER, PASSTHROUGH]
+    assert list(clusters) == [CONTAINER, PASSTHROUGH, "hubble-generic-01", "vlan-apt-01", "vlan-talos-01"]
     assert clusters[PASSTHROUGH]["healthy"] is True
+    assert {clusters[n]["route"]["name"] for n in ("hubble-generic-01", "vlan-apt-01", "vlan-talos-01")} == {"none"}
     assert [f["code"] for f in clusters[CONTAINER]["findings"]] == ["DOC-WORKLOAD-LABEL", "DOC-NO-GPU"]
 
 
