@@ -381,3 +381,11 @@ def test_rules_explains_every_doctor_code_with_its_fix(cli_rules: Callable[[str]
         text = cli_rules(code.id)
         assert text.startswith(f"{code.id} ({code.severity}): {code.summary}")
         assert "`" in text and "Sources:" in text, code.id  # a command or a name to act on, and where it is from
+
+
+def test_the_readme_example_is_what_doctor_prints(doctor: Run) -> None:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    block = readme.split(f"$ cozy-render doctor clusters/{PASSTHROUGH}\n", 1)[1].split("```", 1)[0]
+    code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough())
+    assert code == 1
+    assert out == block
