@@ -61,14 +61,19 @@ def codes(out: str) -> list[str]:
 # --- healthy routes ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("cluster", "state"), [
-    (PASSTHROUGH, fs.healthy_passthrough), (VGPU, fs.healthy_vgpu), (CONTAINER, fs.healthy_container),
-    (TALOS, fs.healthy_talos)], ids=["passthrough", "vgpu", "container", "talos-native"])
-def test_a_healthy_route_exits_0(doctor: Run, cluster: str, state: Callable[[], State]) -> None:
+@pytest.mark.parametrize(("cluster", "state", "route"), [
+    (PASSTHROUGH, fs.healthy_passthrough, ("passthrough", "default", "bundle")),
+    (VGPU, fs.healthy_vgpu, ("vgpu", "vgpu", "bundle")),
+    (CONTAINER, fs.healthy_container, ("container", "container", "standalone")),
+    (TALOS, fs.healthy_talos, ("talos-native", "default", "standalone"))],
+    ids=["passthrough", "vgpu", "container", "talos-native"])
+def test_a_healthy_route_exits_0(doctor: Run, cluster: str, state: Callable[[], State],
+                                 route: tuple[str, str, str]) -> None:
     code, out, err = doctor(cluster, state(), "-o", "json")
     assert (code, err) == (0, ""), out
     report = json.loads(out)["clusters"][0]
     assert report["healthy"] is True and report["findings"] == []
+    assert (report["route"]["name"], report["route"]["variant"], report["route"]["origin"]) == route
     assert report["summary"]["gpuNodes"][0]["name"] == NODE
 
 
