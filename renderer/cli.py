@@ -521,5 +521,28 @@ def platforms() -> int:
 _add_examples(main)  # EXAMPLES already names the two commands above
 
 
+# ---- after the sync: does the GPU route work? (renderer.doctor; issue 22) ----
+
+@main.command(epilog="\b\nExamples:\n  cozy-render doctor clusters/gpu-apt-01 --context gpu-apt-01-admin\n"
+                     "  cozy-render doctor . --all -o json")
+@shared("path", "all_clusters")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
+              help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
+@click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for all requests to one cluster, retries included (default: 60).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Clusters read at once with --all (default: 4).")
+@shared("variants", "root")
+@runs
+def doctor(**options: Any) -> int:
+    """Check the GPU route of PATH on the live cluster (read-only): name each documented failure, its
+    node and its fix (exit 0 healthy, 1 a documented failure, >1 the cluster cannot be read)."""
+    from renderer.commands import doctor as command
+    from renderer.requests import DoctorRequest
+
+    return command.run(DoctorRequest(**{k: v for k, v in options.items() if v is not None}))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

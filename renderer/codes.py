@@ -24,6 +24,7 @@ FAMILIES = {
     "OUT": "Output folders (--out)",
     "CLI": "Command-line usage",
     "DIFF": "Diff against the live state",
+    "DOC": "Doctor: the GPU route on the live cluster",
 }
 
 
@@ -140,7 +141,8 @@ CODES: list[Code] = [
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
 CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.output.flux",
-                                 "renderer.commands.init", "renderer.output.codes", "renderer.effective")
+                                 "renderer.commands.init", "renderer.output.codes", "renderer.effective",
+                                 "renderer.doctor.codes")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

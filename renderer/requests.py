@@ -131,3 +131,17 @@ class SchemasExportRequest(NamedTuple):
 def cache_fields(request: NamedTuple) -> list[str]:
     """Every field of a request as text, for the render cache key (the command's name included)."""
     return [type(request).__name__, *(f"{name}={value!r}" for name, value in request._asdict().items())]
+
+
+class DoctorRequest(NamedTuple):
+    """``cozy-render doctor``: the GPU route of each cluster, checked on the live cluster (read-only)."""
+
+    path: Path
+    all_clusters: bool = False
+    variants: Path | None = None
+    root: Path | None = None
+    kubeconfig: Path | None = None
+    context: str | None = None
+    output: str = "text"  # text | json
+    timeout: float = 60.0  # seconds per cluster, every request and retry included (as diff)
+    concurrency: int = 4  # clusters read at once with --all (as diff)

@@ -36,6 +36,7 @@ CORE_KINDS: tuple[tuple[str, str], ...] = (
     ("v1", "ServiceAccount"),
     ("apps/v1", "DaemonSet"),
     ("apps/v1", "Deployment"),
+    ("batch/v1", "Job"),  # gpu.verify: the documentation's sample CUDA pod as a Job (renderer.resolve.features.gpu)
     ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
     ("rbac.authorization.k8s.io/v1", "Role"),

@@ -37,11 +37,13 @@ FORWARDED_KNOBS = ("replaceDefaults", "permittedHostDevices", "mediatedDevicesCo
 COMPONENT = "gpu-operator"  # the PackageSource's single component (sources/gpu-operator.yaml)
 
 CONTAINER_PACKAGE = "gpu/container-package.yaml"
+VERIFY_JOB = "gpu/verify-cuda-job.yaml"  # gpu.verify: the documentation's sample CUDA pod as a Job
 TALOS_NATIVE_FILES = ("gpu/talos-native-package.yaml", "gpu/talos-nvidia-driver-compat-daemonset.yaml",
                       "gpu/talos-dcgm-custom-metrics-configmap.yaml")
 
 _VARIANT = ("gpu", "variant")
 _VALUES = ("gpu", "values")
+_VERIFY = ("gpu", "verify")
 
 
 def contribute(ctx: FeatureContext) -> None:
@@ -60,6 +62,20 @@ def contribute(ctx: FeatureContext) -> None:
             _talos_native_route(ctx, gpu)
         else:
             _container_route(ctx, gpu)
+    if gpu.get("verify") is True:
+        _verify_job(ctx, variant)
+
+
+def _verify_job(ctx: FeatureContext, variant: str) -> None:
+    """The sample CUDA pod requests nvidia.com/gpu, which only the pod routes advertise (the VM routes
+    register nvidia.com/<model> for KubeVirt; a VM is verified from its guest, W:virtualization/gpu.md)."""
+    at = ctx.overlay.locate(_VERIFY)
+    if variant != "container":
+        raise fail("OVL-GPU", f"gpu.verify runs the documentation's sample CUDA pod, which needs nvidia.com/gpu: only "
+                   f"gpu.variant: container advertises it (gpu.variant is {variant})", at)
+    for n, obj in enumerate(ctx.variants.load(VERIFY_JOB)):
+        ctx.add(obj, at, [((), _VERIFY)], role="manifest",
+                derived=[Derived((), "gpu", _VERIFY, VERIFY_JOB, (n,), "GPU verification Job")])
 
 
 def _bundle_route(ctx: FeatureContext, gpu: dict[str, Any], variant: str) -> None:

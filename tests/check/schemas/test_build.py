@@ -87,14 +87,14 @@ def test_kinds_that_differ_between_bundled_versions_are_known() -> None:
     """Which kinds the default version matters for (number of distinct schemas over 1.25 .. 1.37).
 
     ConfigMap, Namespace, Secret, ServiceAccount and Roles never changed; Pod templates change in
-    every minor, so DaemonSet and Deployment are the reason to pass --kubernetes-version.
+    every minor, so DaemonSet, Deployment and Job (gpu.verify) are the reason to pass --kubernetes-version.
     """
     distinct = {}
     for api_version, kind in catalog.CORE_KINDS:
         seen = {json.dumps(store.schema_for(api_version, kind, v), sort_keys=True) for v in catalog.bundled_versions()}
         distinct[kind] = len(seen)
     assert distinct == {"ConfigMap": 1, "Namespace": 1, "Secret": 1, "Service": 3, "ServiceAccount": 1,
-                        "DaemonSet": 13, "Deployment": 13, "ClusterRole": 1, "ClusterRoleBinding": 2, "Role": 1,
+                        "DaemonSet": 13, "Deployment": 13, "Job": 13, "ClusterRole": 1, "ClusterRoleBinding": 2, "Role": 1,
                         "RoleBinding": 2}
 
 

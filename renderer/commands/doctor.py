@@ -1,0 +1,157 @@
+"""``cozy-render doctor PATH [--all]``: render each cluster, learn its GPU route, read the live
+cluster (read-only) and report every documented failure with its fix.
+
+Same client, contexts, timeouts and exit conventions as ``diff``: 0 the route is healthy (warnings
+allowed), 1 a documented failure was found, >1 the cluster could not be read (3) or bad usage (2).
+With ``--all`` clusters are read at most ``--concurrency`` at a time, each under its own deadline.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.requests import DoctorRequest
+
+
+def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
+    """Findings go to stdout (they are the result); clusters that cannot be read raise RenderError,
+    which the runner prints on stderr."""
+    out = stdout or sys.stdout
+    _check_usage(request)
+    _require_client()
+    from renderer.doctor import report
+
+    results = _render(request)
+    jobs = [_job(request, result) for result in results]
+    outcomes, failures = _run_bounded(request, jobs)
+    if failures and not outcomes:
+        raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
+    if request.output == "json":
+        out.write(report.as_json(outcomes, failures))
+    else:
+        report.write_text(outcomes, out)
+    out.flush()
+    if failures:
+        raise RenderError(failures, EXIT_INPUT)
+    return EXIT_FINDINGS if any(o.errors for o in outcomes) else EXIT_OK
+
+
+def _check_usage(request: DoctorRequest) -> None:
+    problems = []
+    if request.all_clusters and request.context is not None:
+        problems.append("--all reads each cluster through its own context (live.context, or the cluster's name); "
+                        "--context is for one cluster")
+    if request.concurrency < 1:
+        problems.append("--concurrency must be at least 1")
+    if request.timeout <= 0:
+        problems.append("--timeout must be positive")
+    if request.output not in ("text", "json"):
+        problems.append(f"-o {request.output}: text or json")
+    if problems:
+        raise RenderError([Finding("DIFF-USAGE", p) for p in problems], EXIT_USAGE)
+
+
+def _require_client() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("kubernetes") is None:
+        raise RenderError([Finding("DIFF-CLIENT", "doctor needs the kubernetes client: "
+                                   "pip install 'cozy-render[live]'")], EXIT_INPUT)
+
+
+def _render(request: DoctorRequest) -> list[Any]:
+    from renderer.pipeline import cluster_paths, render
+
+    paths = cluster_paths(request.path, request.all_clusters)
+    results, failures = [], []
+    for path in paths:
+        try:
+            results.append(render(path, variants=request.variants, root=request.root))
+        except RenderError as exc:
+            failures.extend(exc.findings)
+    if failures:
+        raise RenderError(failures)
+    return results
+
+
+def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:
+    from renderer.doctor.route import NONE, route_of
+
+    name = result.overlay.name
+    route = route_of(result)
+    if route.name == NONE:
+        # No GPU route: nothing to check, so no connection (an --all tree need not have a context
+        # for every cluster without GPUs).
+        return name, lambda: _nothing_to_check(name, route)
+    context = request.context or result.overlay.get("live", "context")
+    return name, lambda: _doctor_cluster(request, name, route, context)
+
+
+def _nothing_to_check(cluster: str, route: Any) -> Any:
+    from renderer.doctor import report
+    from renderer.doctor.live import LiveState
+
+    return report.outcome(cluster, route, LiveState({}, [], [], [], [], [], {}, []), [])
+
+
+def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: str | None) -> Any:
+    from renderer.diff import DiffRequest, _cluster_source
+    from renderer.doctor import report
+    from renderer.doctor.checks import diagnose
+    from renderer.doctor.live import read_state
+
+    # diff's connection: the same kubeconfig and context choice, deadline and retries.
+    connection = DiffRequest(request.path, all_clusters=request.all_clusters, kubeconfig=request.kubeconfig,
+                             context=request.context, timeout=request.timeout)
+    source = _cluster_source(connection, cluster, context)
+    try:
+        state = read_state(source, route)
+        return report.outcome(cluster, route, state, diagnose(route, state))
+    finally:
+        source.close()
+
+
+def _run_bounded(request: DoctorRequest, jobs: list[tuple[str, Callable[[], Any]]]) -> tuple[list[Any], list[Finding]]:
+    """At most ``concurrency`` clusters at once, each in a daemon thread (a request stuck past the
+    deadline cannot keep the process alive); results in cluster order."""
+    results: dict[int, Any] = {}
+    errors: dict[int, list[Finding]] = {}
+    crashed: list[BaseException] = []
+    lock = threading.Lock()
+    slots = threading.Semaphore(request.concurrency)
+    threads: list[tuple[int, threading.Thread]] = []
+
+    def work(i: int, body: Callable[[], Any]) -> None:
+        try:
+            value = body()
+            with lock:
+                results[i] = value
+        except RenderError as exc:
+            with lock:
+                errors[i] = exc.findings
+        except BaseException as exc:  # noqa: BLE001 - a bug: re-raised in the main thread (exit 4)
+            with lock:
+                crashed.append(exc)
+        finally:
+            slots.release()
+
+    for i, (cluster, body) in enumerate(jobs):
+        slots.acquire(timeout=request.timeout + 5.0)
+        thread = threading.Thread(target=work, args=(i, body), name=f"doctor-{cluster}", daemon=True)
+        thread.start()
+        threads.append((i, thread))
+    for i, thread in threads:
+        thread.join(request.timeout + 5.0)
+        if thread.is_alive():
+            with lock:
+                errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i][0]}: no answer within "
+                                              f"--timeout {request.timeout:g}s")])
+    if crashed:
+        raise crashed[0]
+    with lock:
+        return ([results[i] for i in sorted(results) if i not in errors],
+                [f for i in sorted(errors) for f in errors[i]])

@@ -1,0 +1,596 @@
+"""One small unit per documented failure. Each takes the route and the live state and yields
+``Diagnosis`` values naming the code, the node and the object; ``diagnose`` runs the units the route
+needs, in order, and a pod one unit explained is not reported again by the generic pod check.
+
+The signatures (pod names, container names, labels, log lines) are the documentation's own; see
+``renderer.doctor.codes`` for the sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from renderer.doctor.codes import CODES
+from renderer.doctor.live import LiveState
+from renderer.doctor.route import (
+    COMPAT_DAEMONSET,
+    CONTAINER,
+    NAMESPACE,
+    NONE,
+    PASSTHROUGH,
+    POD_ROUTES,
+    TALOS_NATIVE,
+    VGPU,
+    VM_ROUTES,
+    Route,
+)
+from renderer.model import PLATFORM_PACKAGE
+from renderer.resolve.features.gpu import GPU_OPERATOR
+
+Obj = dict[str, Any]
+SEVERITY = {c.id: c.severity for c in CODES}
+
+# Node labels (gpu-operator: NFD's PCI vendor label, and the operator's own once it saw it).
+GPU_PRESENT = "nvidia.com/gpu.present"
+NFD_NVIDIA = "feature.node.kubernetes.io/pci-10de.present"
+WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
+DEPLOY_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+GPU_RESOURCE = "nvidia.com/gpu"
+RUNTIME_CLASS = "nvidia"  # chart default operator.runtimeClass
+
+# Pod name prefixes: the troubleshooting page deletes "by name pattern" because the DaemonSet labels
+# are operator-managed and not stable across versions.
+VFIO_MANAGER = "nvidia-vfio-manager-"
+SANDBOX_VALIDATOR = "nvidia-sandbox-validator-"
+OPERATOR_VALIDATOR = "nvidia-operator-validator-"
+CUDA_VALIDATOR = "nvidia-cuda-validator-"
+VGPU_DEVICE_MANAGER = "nvidia-vgpu-device-manager-"
+VGPU_MANAGER_APP = "nvidia-vgpu-manager-daemonset"  # reference (c): vgpu pods labelled app=...
+COMPAT_POD = COMPAT_DAEMONSET + "-"
+PINNED_OFF = ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-vfio-manager")
+DRIVER_MANAGER_INIT = "k8s-driver-manager"
+
+# Log lines and messages, as the components print them.
+HOST_DRIVER_LOG = "Host driver detected"
+NOT_BOUND_LOG = "device not bound to 'vfio-pci'"
+NO_PARENT_LOG = "no parent devices found"
+NO_RUNTIME_EVENT = 'no runtime for "nvidia" is configured'
+PULL_SECRET_EVENT = "FailedToRetrieveImagePullSecret"
+PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+DRIVER_RETRY_LOG = "command failed, retrying after 5 seconds"
+
+
+class Diagnosis(NamedTuple):
+    code: str
+    message: str
+    node: str | None = None
+    obj: str | None = None  # kind/namespace/name
+
+    @property
+    def severity(self) -> str:
+        return SEVERITY[self.code]
+
+
+class Context:
+    """The state plus what units have explained so far (pods, nodes per code)."""
+
+    def __init__(self, route: Route, state: LiveState) -> None:
+        self.route = route
+        self.state = state
+        self.claimed: set[str] = set()  # pod names a unit explained
+        self.nodes_with: dict[str, set[str]] = {}  # code -> nodes it was reported for
+
+    def claim(self, *pods: Obj) -> None:
+        self.claimed.update(_name(p) for p in pods)
+
+    def noted(self, code: str, node: str | None) -> None:
+        if node:
+            self.nodes_with.setdefault(code, set()).add(node)
+
+    def reported(self, code: str, node: str) -> bool:
+        return node in self.nodes_with.get(code, set())
+
+
+# --- reading pods and nodes ----------------------------------------------------------------------
+
+
+def _name(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+def _labels(obj: Obj) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def node_of(pod: Obj) -> str | None:
+    node = (pod.get("spec") or {}).get("nodeName")
+    return str(node) if node else None
+
+
+def pods_named(state: LiveState, prefix: str, node: str | None = None) -> list[Obj]:
+    return [p for p in state.pods if _name(p).startswith(prefix) and (node is None or node_of(p) == node)]
+
+
+def statuses(pod: Obj, init: bool) -> list[Obj]:
+    status = pod.get("status") or {}
+    return list(status.get("initContainerStatuses" if init else "containerStatuses") or [])
+
+
+def _failing(cs: Obj) -> str | None:
+    """The container's failure as kubectl shows it (CrashLoopBackOff, Error, ImagePullBackOff...), or None."""
+    state = cs.get("state") or {}
+    waiting = state.get("waiting")
+    if isinstance(waiting, dict) and waiting.get("reason") not in (None, "PodInitializing", "ContainerCreating"):
+        return str(waiting["reason"])
+    terminated = state.get("terminated")
+    if isinstance(terminated, dict) and terminated.get("exitCode", 0) != 0:
+        return str(terminated.get("reason") or "Error")
+    return None
+
+
+def pod_status(pod: Obj) -> str:
+    """The STATUS column of ``kubectl get pods``: Init:<reason>, Init:n/m, a waiting reason, the phase."""
+    inits = statuses(pod, True)
+    for i, cs in enumerate(inits):
+        failing = _failing(cs)
+        if failing is not None:
+            return f"Init:{failing}"
+        terminated = (cs.get("state") or {}).get("terminated")
+        if not (isinstance(terminated, dict) and terminated.get("exitCode", 1) == 0):
+            return f"Init:{i}/{len(inits)}"
+    for cs in statuses(pod, False):
+        failing = _failing(cs)
+        if failing is not None:
+            return failing
+    return str((pod.get("status") or {}).get("phase") or "Unknown")
+
+
+def pod_healthy(pod: Obj) -> bool:
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return True
+    if phase != "Running":
+        return False
+    return all(cs.get("ready") is True for cs in statuses(pod, False))
+
+
+def log_of(state: LiveState, pod: Obj, container: str) -> str:
+    """The current log, and the previous instance's for a restarted container (the one that failed)."""
+    current = state.log(pod, container)
+    restarted = any(cs.get("name") == container and (cs.get("restartCount") or 0) > 0
+                    for cs in statuses(pod, True) + statuses(pod, False))
+    return current + ("\n" + state.log(pod, container, previous=True) if restarted else "")
+
+
+def logged(state: LiveState, pod: Obj, needle: str) -> tuple[str, str] | None:
+    """(container, the first log line holding ``needle``) across the pod's containers, or None."""
+    for cs in statuses(pod, True) + statuses(pod, False):
+        container = str(cs.get("name"))
+        for line in log_of(state, pod, container).splitlines():
+            if needle in line:
+                return container, line.strip()
+    return None
+
+
+def last_line(state: LiveState, pod: Obj, container: str) -> str:
+    lines = [line.strip() for line in log_of(state, pod, container).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def gpu_nodes(state: LiveState) -> list[Obj]:
+    return [n for n in state.nodes if _labels(n).get(GPU_PRESENT) == "true" or _labels(n).get(NFD_NVIDIA) == "true"]
+
+
+def allocatable(node: Obj) -> dict[str, str]:
+    return {str(k): str(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()}
+
+
+def _quantity(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def events_for(state: LiveState, name: str) -> list[Obj]:
+    return [e for e in state.events if ((e.get("involvedObject") or {}).get("name")) == name]
+
+
+def _ref(kind: str, obj: Obj, namespace: str | None = NAMESPACE) -> str:
+    ns = (obj.get("metadata") or {}).get("namespace") or namespace
+    return f"{kind}/{ns}/{_name(obj)}" if ns else f"{kind}/{_name(obj)}"
+
+
+# --- any route: Packages --------------------------------------------------------------------------
+
+
+def _ready(package: Obj) -> Obj | None:
+    for condition in (package.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return dict(condition)
+    return None
+
+
+def _chain_root(packages: dict[str, Obj], name: str, seen: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str]:
+    """(the path from ``name`` down to the root cause, the root's state) along DependenciesNotReady."""
+    path = (*seen, name)
+    package = packages.get(name)
+    if package is None:
+        return path, "absent"
+    ready = _ready(package)
+    if ready is None:
+        return path, "has no Ready condition yet (not reconciled)"
+    if ready.get("status") == "True":
+        return path, "Ready"
+    if ready.get("reason") == "DependenciesNotReady":
+        deps = (package.get("status") or {}).get("dependencies") or {}
+        for dep, state in sorted(deps.items()):
+            if dep not in path and not (isinstance(state, dict) and state.get("ready") is True):
+                return _chain_root(packages, dep, path)
+    message = f": {ready['message']}" if ready.get("message") else ""
+    return path, f"Ready=False {ready.get('reason') or ''}{message}".rstrip()
+
+
+def check_packages(ctx: Context) -> Iterator[Diagnosis]:
+    packages = ctx.state.packages
+    for name in ctx.route.packages:
+        path, state = _chain_root(packages, name)
+        live = packages.get(name)
+        if name == GPU_OPERATOR and live is not None and ctx.route.variant is not None:
+            variant = ((live.get("spec") or {}).get("variant")) or "default"  # empty: the controller's default
+            if variant != ctx.route.variant:
+                yield Diagnosis("DOC-PACKAGE", f"Package {name} has variant {variant} on the cluster, the render says "
+                                f"{ctx.route.variant}: the render is not synced (cozy-render diff)",
+                                obj=f"Package/{name}")
+        if state == "Ready":
+            continue
+        if len(path) == 1 and state == "absent":
+            where = ""
+            if ctx.route.origin.startswith("bundle"):
+                _, platform = _chain_root(packages, PLATFORM_PACKAGE)
+                where = f"; the platform renders it, and {PLATFORM_PACKAGE} is {platform}"
+            yield Diagnosis("DOC-PACKAGE", f"Package {name} is not on the cluster (the render is not synced"
+                            f"{' or the platform has not rendered it' if where else ''}){where}",
+                            obj=f"Package/{name}")
+            continue
+        if len(path) == 1:
+            yield Diagnosis("DOC-PACKAGE", f"Package {name} is {state}", obj=f"Package/{name}")
+            continue
+        yield Diagnosis("DOC-PACKAGE", f"Package {name} is DependenciesNotReady: root {path[-1]} is {state} "
+                        f"(chain {' -> '.join(path)})", obj=f"Package/{path[-1]}")
+
+
+# --- passthrough ---------------------------------------------------------------------------------
+
+
+def check_host_driver(ctx: Context) -> Iterator[Diagnosis]:
+    state = ctx.state
+    nodes = {_name(n): n for n in state.nodes}
+    candidates = {node_of(p) for p in pods_named(state, VFIO_MANAGER)}
+    candidates |= {n for n, node in nodes.items() if _labels(node).get(DEPLOY_DRIVER_LABEL) == "pre-installed"}
+    for node in sorted(n for n in candidates if n):
+        evidence: list[str] = []
+        claimed: list[Obj] = []
+        for pod in pods_named(state, VFIO_MANAGER, node):
+            status = pod_status(pod)
+            line = logged(state, pod, HOST_DRIVER_LOG)
+            if line is not None or (status.startswith("Init:") and not status[5:6].isdigit()):
+                evidence.append(f"{_name(pod)} is {status}" + (f", {line[0]} logged \"{line[1]}\"" if line else ""))
+                claimed.append(pod)
+        labelled = _labels(nodes.get(node, {})).get(DEPLOY_DRIVER_LABEL) == "pre-installed"
+        if not any(HOST_DRIVER_LOG in e for e in evidence) and not (labelled and evidence):
+            continue  # a crashing vfio-manager without the signature is DOC-POD's; the label alone is DOC-DRIVER-LABEL
+        if labelled:
+            evidence.append(f"node labelled {DEPLOY_DRIVER_LABEL}=pre-installed")
+        for pod in pods_named(state, SANDBOX_VALIDATOR, node):
+            line = logged(state, pod, NOT_BOUND_LOG)
+            if line is not None:
+                evidence.append(f"{_name(pod)}: \"{line[1]}\"")
+                claimed.append(pod)
+        ctx.claim(*claimed)
+        ctx.noted("DOC-HOST-DRIVER", node)
+        yield Diagnosis("DOC-HOST-DRIVER", f"passthrough cannot bind vfio-pci while the host NVIDIA driver is loaded: "
+                        f"{'; '.join(evidence)}. Purge the host driver (rules DOC-HOST-DRIVER) or use the "
+                        "container variant", node=node, obj=_ref("Pod", claimed[0]) if claimed else f"Node/{node}")
+
+
+def check_vfio_unbound(ctx: Context) -> Iterator[Diagnosis]:
+    for pod in pods_named(ctx.state, SANDBOX_VALIDATOR):
+        node = node_of(pod)
+        if _name(pod) in ctx.claimed or (node and ctx.reported("DOC-HOST-DRIVER", node)):
+            continue
+        line = logged(ctx.state, pod, NOT_BOUND_LOG)
+        if line is None:
+            continue
+        ctx.claim(pod)
+        ctx.noted("DOC-VFIO-UNBOUND", node)
+        yield Diagnosis("DOC-VFIO-UNBOUND", f"{_name(pod)} ({pod_status(pod)}) {line[0]}: \"{line[1]}\"; no host "
+                        "driver was detected: check lspci -nnk -d 10de: and delete the stuck pods", node=node,
+                        obj=_ref("Pod", pod))
+
+
+def check_driver_label(ctx: Context) -> Iterator[Diagnosis]:
+    for node in ctx.state.nodes:
+        name = _name(node)
+        if _labels(node).get(DEPLOY_DRIVER_LABEL) == "pre-installed" and not ctx.reported("DOC-HOST-DRIVER", name):
+            yield Diagnosis("DOC-DRIVER-LABEL", f"{DEPLOY_DRIVER_LABEL}=pre-installed is left on the node (never "
+                            f"reset automatically): kubectl label node {name} {DEPLOY_DRIVER_LABEL}-", node=name,
+                            obj=f"Node/{name}")
+
+
+EXPLAINS_NO_DEVICES = ("DOC-HOST-DRIVER", "DOC-VFIO-UNBOUND", "DOC-VGPU-DEVICE-MANAGER", "DOC-VGPU-IMAGE",
+                       "DOC-PULL-SECRET")
+
+
+def check_vm_devices(ctx: Context) -> Iterator[Diagnosis]:
+    for node in gpu_nodes(ctx.state):
+        name = _name(node)
+        if any(ctx.reported(code, name) for code in EXPLAINS_NO_DEVICES):
+            continue  # already explained: the root cause is reported for this node
+        registered = {k: v for k, v in allocatable(node).items() if k.startswith("nvidia.com/") and _quantity(v) > 0}
+        if not registered:
+            hint = (" (SR-IOV vGPU: is current_vgpu_type set on each VF since the last reboot?)"
+                    if ctx.route.name == VGPU else "")
+            yield Diagnosis("DOC-NO-DEVICES", f"node {name} has a GPU but no allocatable nvidia.com/ resource{hint}",
+                            node=name, obj=f"Node/{name}")
+
+
+# --- container and Talos native ------------------------------------------------------------------
+
+
+def check_workload_label(ctx: Context) -> Iterator[Diagnosis]:
+    for node in ctx.state.nodes:
+        value = _labels(node).get(WORKLOAD_LABEL)
+        if value is not None and value != "container":
+            name = _name(node)
+            ctx.noted("DOC-WORKLOAD-LABEL", name)
+            yield Diagnosis("DOC-WORKLOAD-LABEL", f"{WORKLOAD_LABEL}={value} on node {name}: the device plugin will "
+                            f"not serve it; kubectl label node {name} {WORKLOAD_LABEL}-", node=name, obj=f"Node/{name}")
+
+
+def check_runtime_class(ctx: Context) -> Iterator[Diagnosis]:
+    if not any(_name(rc) == RUNTIME_CLASS for rc in ctx.state.runtime_classes):
+        yield Diagnosis("DOC-RUNTIMECLASS", f"no RuntimeClass {RUNTIME_CLASS}: the operator's pods "
+                        f"(runtimeClassName: {RUNTIME_CLASS}) cannot start", obj=f"RuntimeClass/{RUNTIME_CLASS}")
+
+
+def check_runtime(ctx: Context) -> Iterator[Diagnosis]:
+    pods = {_name(p): p for p in ctx.state.pods}
+    by_node: dict[str, list[str]] = {}
+    for event in ctx.state.events:
+        if NO_RUNTIME_EVENT not in str(event.get("message") or ""):
+            continue
+        pod_name = str((event.get("involvedObject") or {}).get("name") or "")
+        node = node_of(pods[pod_name]) if pod_name in pods else None
+        node = node or str((event.get("source") or {}).get("host") or "") or "?"
+        by_node.setdefault(node, []).append(pod_name)
+        if pod_name in pods:
+            ctx.claim(pods[pod_name])
+    for node, names in sorted(by_node.items()):
+        ctx.noted("DOC-RUNTIME", node)
+        yield Diagnosis("DOC-RUNTIME", f"containerd on node {node} has no nvidia runtime: "
+                        f"{', '.join(sorted(set(names)))} failed with '{NO_RUNTIME_EVENT}'; run nvidia-ctk runtime "
+                        "configure --runtime=containerd and restart containerd", node=node,
+                        obj=f"Pod/{NAMESPACE}/{sorted(names)[0]}")
+
+
+def _stuck_init(pod: Obj) -> Obj | None:
+    for cs in statuses(pod, True):
+        terminated = (cs.get("state") or {}).get("terminated")
+        if not (isinstance(terminated, dict) and terminated.get("exitCode", 1) == 0):
+            return cs
+    return None
+
+
+def check_talos_compat(ctx: Context) -> Iterator[Diagnosis]:
+    state = ctx.state
+    ds = next((d for d in state.daemonsets if _name(d) == COMPAT_DAEMONSET), None)
+    if ds is None:
+        yield Diagnosis("DOC-TALOS-COMPAT", f"DaemonSet {NAMESPACE}/{COMPAT_DAEMONSET} is not on the cluster (the "
+                        "render is not synced?)", obj=f"DaemonSet/{NAMESPACE}/{COMPAT_DAEMONSET}")
+        for node in gpu_nodes(state):
+            ctx.noted("DOC-TALOS-COMPAT", _name(node))
+        return
+    for node in gpu_nodes(state):
+        name = _name(node)
+        pods = pods_named(state, COMPAT_POD, name)
+        if pods and all(pod_healthy(p) for p in pods):
+            continue
+        ctx.claim(*pods)
+        ctx.noted("DOC-TALOS-COMPAT", name)
+        if not pods:
+            yield Diagnosis("DOC-TALOS-COMPAT", f"no {COMPAT_DAEMONSET} pod on GPU node {name}", node=name,
+                            obj=f"DaemonSet/{NAMESPACE}/{COMPAT_DAEMONSET}")
+            continue
+        pod = pods[0]
+        failing = [cs for cs in statuses(pod, True) + statuses(pod, False) if _failing(cs) or not cs.get("ready")]
+        container = str(failing[0].get("name")) if failing else COMPAT_DAEMONSET
+        line = last_line(state, pod, container)
+        yield Diagnosis("DOC-TALOS-COMPAT", f"{_name(pod)} is {pod_status(pod)}" + (f", {container}: \"{line}\""
+                        if line else ""), node=name, obj=_ref("Pod", pod))
+
+
+def check_validator(ctx: Context) -> Iterator[Diagnosis]:
+    state = ctx.state
+    talos = ctx.route.name == TALOS_NATIVE
+    for pod in pods_named(state, OPERATOR_VALIDATOR) + pods_named(state, CUDA_VALIDATOR):
+        if pod_healthy(pod) or _name(pod) in ctx.claimed:
+            continue
+        node = node_of(pod)
+        ctx.claim(pod)
+        stuck = _stuck_init(pod)
+        stage = str(stuck.get("name")) if stuck is not None else None
+        if stage is None:
+            failing = [cs for cs in statuses(pod, False) if not cs.get("ready")]
+            stage = str(failing[0].get("name")) if failing else None
+        line = last_line(state, pod, stage) if stage else ""
+        said = f", {stage}: \"{line}\"" if line else (f" at {stage}" if stage else "")
+        if talos and stage == "driver-validation":
+            ctx.noted("DOC-TALOS-MARKER", node)
+            yield Diagnosis("DOC-TALOS-MARKER", f"{_name(pod)} is {pod_status(pod)}{said}: "
+                            "/run/nvidia/validations/.driver-ctr-ready was never written on the node "
+                            f"({COMPAT_DAEMONSET} has not finished)", node=node, obj=_ref("Pod", pod))
+            continue
+        if node and stage == "toolkit-validation" and ctx.reported("DOC-RUNTIME", node):
+            continue
+        if node and stage == "plugin-validation" and ctx.reported("DOC-WORKLOAD-LABEL", node):
+            continue
+        ctx.noted("DOC-VALIDATOR", node)
+        yield Diagnosis("DOC-VALIDATOR", f"{_name(pod)} is {pod_status(pod)}{said}", node=node, obj=_ref("Pod", pod))
+
+
+def check_gpu_allocatable(ctx: Context) -> Iterator[Diagnosis]:
+    for node in gpu_nodes(ctx.state):
+        name = _name(node)
+        if _quantity(allocatable(node).get(GPU_RESOURCE, "0")) > 0:
+            continue
+        causes = [c for c in ("DOC-WORKLOAD-LABEL", "DOC-RUNTIME", "DOC-TALOS-COMPAT", "DOC-TALOS-MARKER",
+                              "DOC-VALIDATOR") if ctx.reported(c, name)]
+        because = f" (see {', '.join(causes)})" if causes else ""
+        yield Diagnosis("DOC-NO-GPU", f"node {name} is labelled {GPU_PRESENT}=true but has no allocatable "
+                        f"{GPU_RESOURCE}{because}", node=name, obj=f"Node/{name}")
+
+
+def check_hami(ctx: Context) -> Iterator[Diagnosis]:
+    if "cozystack.hami" in ctx.state.packages:
+        yield Diagnosis("DOC-HAMI-STACKED", f"Package cozystack.hami is installed on the {ctx.route.name} route: "
+                        "HAMi and the NVIDIA device plugin both register nvidia.com/gpu",
+                        obj="Package/cozystack.hami")
+
+
+def check_operands(ctx: Context) -> Iterator[Diagnosis]:
+    found = sorted(_name(d) for d in ctx.state.daemonsets if _name(d) in PINNED_OFF)
+    if not found:
+        return
+    live = (ctx.state.packages.get("cozystack.gpu-operator") or {}).get("spec") or {}
+    variant = live.get("variant") or "default"
+    ctx.claim(*[p for p in ctx.state.pods if any(_name(p).startswith(f + "-") for f in found)])
+    yield Diagnosis("DOC-OPERANDS", f"DaemonSets {', '.join(found)} run though the container variant pins them off; "
+                    f"the live cozystack.gpu-operator has variant {variant}", obj=f"DaemonSet/{NAMESPACE}/{found[0]}")
+
+
+# --- vGPU ----------------------------------------------------------------------------------------
+
+
+def check_vgpu_device_manager(ctx: Context) -> Iterator[Diagnosis]:
+    for pod in pods_named(ctx.state, VGPU_DEVICE_MANAGER):
+        line = logged(ctx.state, pod, NO_PARENT_LOG)
+        if line is None:
+            continue
+        node = node_of(pod)
+        ctx.claim(pod)
+        ctx.noted("DOC-VGPU-DEVICE-MANAGER", node)
+        yield Diagnosis("DOC-VGPU-DEVICE-MANAGER", f"{_name(pod)} is {pod_status(pod)}, {line[0]}: \"{line[1]}\" "
+                        "(SR-IOV GPU: set gpu.vgpuDeviceManager.enabled: false and list the VFs in "
+                        "gpu.permittedHostDevices.pciHostDevices)", node=node, obj=_ref("Pod", pod))
+
+
+def _vgpu_manager_pods(state: LiveState) -> list[Obj]:
+    return [p for p in state.pods if _labels(p).get("app") == VGPU_MANAGER_APP
+            or _name(p).startswith(VGPU_MANAGER_APP + "-")]
+
+
+def check_pull_secret(ctx: Context) -> Iterator[Diagnosis]:
+    missing = [name for name, exists in ctx.state.secrets.items() if not exists]
+    for pod in _vgpu_manager_pods(ctx.state) if missing else []:
+        ctx.noted("DOC-PULL-SECRET", node_of(pod))
+    for name in missing:
+        yield Diagnosis("DOC-PULL-SECRET", f"Secret {NAMESPACE}/{name} named in gpu.vgpuManager.imagePullSecrets "
+                        "does not exist", obj=f"Secret/{NAMESPACE}/{name}")
+    if missing:
+        return
+    for pod in _vgpu_manager_pods(ctx.state):
+        for event in events_for(ctx.state, _name(pod)):
+            if event.get("reason") == PULL_SECRET_EVENT:
+                ctx.noted("DOC-PULL-SECRET", node_of(pod))
+                yield Diagnosis("DOC-PULL-SECRET", f"{_name(pod)}: {event.get('message')}", node=node_of(pod),
+                                obj=_ref("Pod", pod))
+                break
+
+
+def check_vgpu_image(ctx: Context) -> Iterator[Diagnosis]:
+    for pod in _vgpu_manager_pods(ctx.state):
+        for cs in statuses(pod, True) + statuses(pod, False):
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") not in PULL_REASONS:
+                continue
+            ctx.claim(pod)
+            ctx.noted("DOC-VGPU-IMAGE", node_of(pod))
+            failed = [str(e.get("message")) for e in events_for(ctx.state, _name(pod))
+                      if e.get("reason") == "Failed" and "pull" in str(e.get("message") or "").lower()]
+            detail = failed[-1] if failed else str(waiting.get("message") or "")
+            yield Diagnosis("DOC-VGPU-IMAGE", f"{_name(pod)} is {waiting['reason']} for {cs.get('image')}"
+                            + (f": {detail}" if detail else ""), node=node_of(pod), obj=_ref("Pod", pod))
+            break
+
+
+# --- the verification Job (any route that renders it) --------------------------------------------
+
+
+def check_verify_job(ctx: Context) -> Iterator[Diagnosis]:
+    if ctx.route.verify_job is None:
+        return
+    namespace, name = ctx.route.verify_job
+    job = next((j for j in ctx.state.jobs if _name(j) == name), None)
+    ref = f"Job/{namespace}/{name}"
+    if job is None:
+        yield Diagnosis("DOC-VERIFY-PENDING", f"verification Job {namespace}/{name} is not on the cluster (not "
+                        "synced yet, or deleted)", obj=ref)
+        return
+    conditions = {c.get("type"): c for c in (job.get("status") or {}).get("conditions") or []
+                  if c.get("status") == "True"}
+    pods = [p for p in ctx.state.pods if _labels(p).get("job-name") == name]
+    ctx.claim(*pods)
+    if "Complete" in conditions:
+        return
+    if "Failed" in conditions:
+        detail = ""
+        if pods:
+            container = str((statuses(pods[-1], False) or [{}])[0].get("name") or "cuda")
+            detail = last_line(ctx.state, pods[-1], container)
+        reason = conditions["Failed"].get("reason") or "Failed"
+        yield Diagnosis("DOC-VERIFY", f"verification Job {namespace}/{name} failed ({reason})"
+                        + (f": \"{detail}\"" if detail else ""), node=node_of(pods[-1]) if pods else None, obj=ref)
+        return
+    waiting = [str(e.get("message")) for p in pods for e in events_for(ctx.state, _name(p))
+               if e.get("reason") == "FailedScheduling"]
+    yield Diagnosis("DOC-VERIFY-PENDING", f"verification Job {namespace}/{name} has not completed"
+                    + (f": {waiting[-1]}" if waiting else ""), obj=ref)
+
+
+# --- whatever is left ----------------------------------------------------------------------------
+
+
+def check_pods(ctx: Context) -> Iterator[Diagnosis]:
+    for pod in ctx.state.pods:
+        if (pod.get("metadata") or {}).get("namespace", NAMESPACE) != NAMESPACE:
+            continue
+        if _name(pod) in ctx.claimed or pod_healthy(pod):
+            continue
+        yield Diagnosis("DOC-POD", f"{_name(pod)} is {pod_status(pod)}", node=node_of(pod), obj=_ref("Pod", pod))
+
+
+Unit = Callable[[Context], Iterator[Diagnosis]]
+
+UNITS: dict[str, tuple[Unit, ...]] = {
+    PASSTHROUGH: (check_host_driver, check_vfio_unbound, check_driver_label, check_vm_devices),
+    VGPU: (check_vgpu_device_manager, check_pull_secret, check_vgpu_image, check_vm_devices),
+    CONTAINER: (check_operands, check_workload_label, check_runtime_class, check_runtime, check_validator,
+                check_gpu_allocatable, check_hami),
+    TALOS_NATIVE: (check_workload_label, check_runtime_class, check_talos_compat, check_validator,
+                   check_gpu_allocatable, check_hami),
+    NONE: (),
+}
+assert set(UNITS) >= set(VM_ROUTES) | set(POD_ROUTES)
+
+
+def diagnose(route: Route, state: LiveState) -> list[Diagnosis]:
+    ctx = Context(route, state)
+    found: list[Diagnosis] = list(check_packages(ctx))
+    for unit in UNITS[route.name]:
+        found.extend(unit(ctx))
+    found.extend(check_verify_job(ctx))
+    if route.name != NONE:
+        found.extend(check_pods(ctx))
+    return found

@@ -1,0 +1,100 @@
+"""Which GPU route a rendered cluster is on, read from the render itself (never from the overlay
+keys alone: a hand-written ``packages:`` entry or ``platform.values`` can choose a route too).
+
+Routes (reference (c) "Selecting a variant", "Talos vs apt-installed hosts"):
+
+- ``passthrough`` / ``vgpu``: ``cozystack.gpu-operator`` variant ``default`` / ``vgpu``, rendered by
+  the platform's iaas bundle or written by hand (route 2);
+- ``container``: a standalone Package with ``variant: container`` (apt hosts, the driver and
+  nvidia-container-toolkit on the host);
+- ``talos-native``: a ``default``-variant Package with ``hostPaths.driverInstallDir:
+  /var/nvidia-driver`` and the ``nvidia-driver-compat`` DaemonSet
+  (``C:packages/system/gpu-operator/examples/values-native-talos.yaml``);
+- ``none``: no gpu-operator Package at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from renderer.resolve.features.gpu import COMPONENT, GPU_OPERATOR, HAMI
+
+NAMESPACE = "cozy-gpu-operator"  # the PackageSource's install namespace (reference (c) PackageSource facts)
+TALOS_DRIVER_DIR = "/var/nvidia-driver"
+COMPAT_DAEMONSET = "nvidia-driver-compat"
+VERIFY_LABEL = "render.cozystack.io/gpu-verify"  # marks the opt-in verification Job (renderer.doctor.verify)
+
+PASSTHROUGH, VGPU, CONTAINER, TALOS_NATIVE, NONE = "passthrough", "vgpu", "container", "talos-native", "none"
+VM_ROUTES = (PASSTHROUGH, VGPU)
+POD_ROUTES = (CONTAINER, TALOS_NATIVE)
+
+
+class Route(NamedTuple):
+    name: str  # passthrough | vgpu | container | talos-native | none
+    variant: str | None  # the gpu-operator Package variant
+    origin: str  # bundle (the platform renders it) | standalone (cozy-render renders it) | ""
+    packages: tuple[str, ...]  # Packages the route needs Ready on the live cluster
+    pull_secrets: tuple[str, ...] = ()  # vgpu: gpu.vgpuManager.imagePullSecrets (Secret names)
+    device_manager: bool = False  # vgpu: gpu.vgpuDeviceManager.enabled
+    verify_job: tuple[str, str] | None = None  # (namespace, name) of the rendered verification Job
+
+    def describe(self) -> str:
+        if self.name == NONE:
+            return "none (no cozystack.gpu-operator Package)"
+        return f"{self.name} ({GPU_OPERATOR} variant {self.variant}, {self.origin})"
+
+
+def _values_of(obj: dict[str, Any]) -> dict[str, Any]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    component = ((spec.get("components") or {}).get(COMPONENT) or {}) if isinstance(spec, dict) else {}
+    values = component.get("values") if isinstance(component, dict) else None
+    return values if isinstance(values, dict) else {}
+
+
+def _walk(node: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def route_of(result: Any) -> Route:
+    """The route of one ``RenderResult``."""
+    objects = [e.obj for e in result.objects]
+    ours = {e.name: e.obj for e in result.objects if e.is_package()}
+    rendered = result.plan.facts.rendered_packages  # what the platform release renders
+    verify = next(((str(o["metadata"].get("namespace") or "default"), str(o["metadata"]["name"]))
+                   for o in objects if o.get("kind") == "Job"
+                   and VERIFY_LABEL in ((o.get("metadata") or {}).get("labels") or {})), None)
+    hami = (HAMI,) if HAMI in ours or HAMI in rendered else ()
+    written = ours.get(GPU_OPERATOR)
+    if written is not None and (written.get("spec") or {}).get("variant") not in (None, ""):
+        variant = str(written["spec"]["variant"])
+        origin = "standalone"
+        values = _values_of(written)
+    elif GPU_OPERATOR in rendered:
+        variant = rendered[GPU_OPERATOR].variant or "default"
+        origin = "bundle" if written is None else "bundle, patched"
+        values = _values_of(written) if written is not None else {}
+    elif written is not None:
+        variant, origin, values = "default", "standalone", _values_of(written)
+    else:
+        return Route(NONE, None, "", hami, verify_job=verify)
+    operator = values.get("gpu-operator") if isinstance(values.get("gpu-operator"), dict) else {}
+    compat = any(o.get("kind") == "DaemonSet" and o["metadata"].get("name") == COMPAT_DAEMONSET for o in objects)
+    packages = (GPU_OPERATOR, *hami)
+    if variant == "container":
+        return Route(CONTAINER, variant, origin, packages, verify_job=verify)
+    if variant == "default" and (compat or _walk(operator, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR):
+        return Route(TALOS_NATIVE, variant, origin, packages, verify_job=verify)
+    if variant == "vgpu":
+        facts = result.plan.facts
+        forwarded = _walk(operator, "vgpuManager") or facts.get("gpu", "vgpuManager") or {}
+        secrets = forwarded.get("imagePullSecrets") if isinstance(forwarded, dict) else None
+        names = tuple(str(s) for s in secrets or [] if isinstance(s, str))
+        manager = _walk(operator, "vgpuDeviceManager", "enabled")
+        if manager is None:
+            manager = facts.get("gpu", "vgpuDeviceManager", "enabled")
+        return Route(VGPU, variant, origin, packages, names, manager is True, verify)
+    return Route(PASSTHROUGH, variant, origin, packages, verify_job=verify)

@@ -1,0 +1,396 @@
+"""``cozy-render doctor`` end to end: the real CLI and the real ``kubernetes`` client over HTTP against
+the API fake (``tests.doctor.fake_state``), loaded with the states the GPU documentation describes.
+Each documented failure must come out with its code, node and fix; each healthy route exits 0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from renderer.cli import main
+from tests.doctor import fake_state as fs
+from tests.doctor.fake_state import NODE, NS, DoctorFake, State
+
+PROJECT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.loopback  # the API fake listens on 127.0.0.1
+
+# The sample clusters, one per route (overlays/clusters/*).
+PASSTHROUGH = "gpu-passthrough-01"
+VGPU = "vgpu-apt-01"
+CONTAINER = "gpu-apt-01"
+TALOS = "gpu-talos-01"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    target = tmp_path / "repo"
+    shutil.copytree(PROJECT / "overlays", target)
+    (target / ".git").mkdir()
+    return target
+
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def doctor(repo: Path, tmp_path: Path, doctor_fake: DoctorFake) -> Run:
+    def run(cluster: str, state: State, *args: str) -> tuple[int, str, str]:
+        doctor_fake.load(state)
+        kubeconfig = doctor_fake.kubeconfig(tmp_path / "kubeconfig", contexts=[cluster])
+        result = CliRunner().invoke(main, ["doctor", str(repo / "clusters" / cluster), "--kubeconfig",
+                                           str(kubeconfig), *args])
+        return result.exit_code, result.stdout, result.stderr
+
+    return run
+
+
+def findings(out: str) -> list[dict[str, Any]]:
+    return [f for c in json.loads(out)["clusters"] for f in c["findings"]]
+
+
+def codes(out: str) -> list[str]:
+    return [f["code"] for f in findings(out)]
+
+
+# --- healthy routes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("cluster", "state", "route"), [
+    (PASSTHROUGH, fs.healthy_passthrough, ("passthrough", "default", "bundle")),
+    (VGPU, fs.healthy_vgpu, ("vgpu", "vgpu", "bundle")),
+    (CONTAINER, fs.healthy_container, ("container", "container", "standalone")),
+    (TALOS, fs.healthy_talos, ("talos-native", "default", "standalone"))],
+    ids=["passthrough", "vgpu", "container", "talos-native"])
+def test_a_healthy_route_exits_0(doctor: Run, cluster: str, state: Callable[[], State],
+                                 route: tuple[str, str, str]) -> None:
+    code, out, err = doctor(cluster, state(), "-o", "json")
+    assert (code, err) == (0, ""), out
+    report = json.loads(out)["clusters"][0]
+    assert report["healthy"] is True and report["findings"] == []
+    assert (report["route"]["name"], report["route"]["variant"], report["route"]["origin"]) == route
+    assert report["summary"]["gpuNodes"][0]["name"] == NODE
+
+
+def test_the_text_summary_names_the_route(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.healthy_container())
+    assert code == 0
+    assert out == (f"{CONTAINER}: route container (cozystack.gpu-operator variant container, standalone): healthy; "
+                   f"1 GPU node, 6/6 pods ready in {NS}\n")
+
+
+# --- passthrough ---------------------------------------------------------------------------------
+
+
+def test_passthrough_on_a_host_with_the_driver(doctor: Run) -> None:
+    code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough(), "-o", "json")
+    assert code == 1
+    (finding,) = findings(out)  # one root cause: no separate pod, validator or allocatable findings
+    assert finding["code"] == "DOC-HOST-DRIVER" and finding["node"] == NODE
+    assert finding["object"] == f"Pod/{NS}/nvidia-vfio-manager-8xk2p"
+    message = finding["message"]
+    assert "Init:CrashLoopBackOff" in message and '"Host driver detected: 580.82.07"' in message
+    assert "nvidia.com/gpu.deploy.driver=pre-installed" in message
+    assert "device not bound to 'vfio-pci'" in message
+
+
+def test_the_text_report_points_at_the_documented_fix(doctor: Run, cli_rules: Callable[[str], str]) -> None:
+    code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough())
+    assert code == 1
+    assert f"error[DOC-HOST-DRIVER] node {NODE} Pod/{NS}/nvidia-vfio-manager-8xk2p: " in out
+    assert "cozy-render rules CODE (DOC-HOST-DRIVER)" in out
+    explained = cli_rules("DOC-HOST-DRIVER")
+    for step in ("dpkg-query -W -f", "blacklist-nvidia.conf", "update-initramfs -u -k all",
+                 "nvidia.com/gpu.deploy.driver-", "container"):
+        assert step in explained
+
+
+@pytest.fixture
+def cli_rules() -> Callable[[str], str]:
+    def explain(code: str) -> str:
+        result = CliRunner().invoke(main, ["rules", code])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    return explain
+
+
+def test_a_label_left_after_the_purge_is_a_warning(doctor: Run) -> None:
+    state = fs.healthy_passthrough()
+    state.find("Node", NODE)["metadata"]["labels"]["nvidia.com/gpu.deploy.driver"] = "pre-installed"
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 0  # the route works; the label only misleads later
+    (finding,) = findings(out)
+    assert (finding["code"], finding["severity"], finding["node"]) == ("DOC-DRIVER-LABEL", "warning", NODE)
+    assert f"kubectl label node {NODE} nvidia.com/gpu.deploy.driver-" in finding["message"]
+
+
+def test_a_gpu_not_bound_to_vfio_without_a_host_driver(doctor: Run) -> None:
+    state = fs.host_driver_passthrough()
+    labels = state.find("Node", NODE)["metadata"]["labels"]
+    del labels["nvidia.com/gpu.deploy.driver"]
+    state.logs.pop((NS, "nvidia-vfio-manager-8xk2p", "k8s-driver-manager", True))
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-VFIO-UNBOUND", "DOC-POD"]
+    assert findings(out)[1]["object"] == f"Pod/{NS}/nvidia-vfio-manager-8xk2p"
+
+
+# --- container -----------------------------------------------------------------------------------
+
+
+def test_a_leftover_vm_passthrough_label(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.leftover_workload_label(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-WORKLOAD-LABEL", "DOC-NO-GPU"]
+    label, allocatable = findings(out)
+    assert label["node"] == NODE and "nvidia.com/gpu.workload.config=vm-passthrough" in label["message"]
+    assert f"kubectl label node {NODE} nvidia.com/gpu.workload.config-" in label["message"]
+    assert "(see DOC-WORKLOAD-LABEL)" in allocatable["message"]
+
+
+def test_containerd_without_the_nvidia_runtime(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.runtime_not_registered(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-RUNTIME", "DOC-NO-GPU"]
+    runtime = findings(out)[0]
+    assert runtime["node"] == NODE and 'no runtime for "nvidia" is configured' in runtime["message"]
+    assert "nvidia-device-plugin-daemonset-cqj9w" in runtime["message"]
+
+
+def test_no_nvidia_runtime_class(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.no_runtime_class(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-RUNTIMECLASS"])
+    assert findings(out)[0]["object"] == "RuntimeClass/nvidia"
+
+
+def test_the_validator_stuck_at_driver_validation(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.driver_validation_stuck(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-VALIDATOR", "DOC-NO-GPU"]
+    validator = findings(out)[0]
+    assert validator["object"] == f"Pod/{NS}/nvidia-operator-validator-q5n4k" and validator["node"] == NODE
+    assert 'Init:0/4, driver-validation: "command failed, retrying after 5 seconds"' in validator["message"]
+
+
+def test_hami_on_the_container_variant(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.hami_stacked(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-HAMI-STACKED"])
+
+
+def test_operands_the_container_variant_pins_off(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.operands_of_another_variant(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PACKAGE", "DOC-OPERANDS"])
+    assert "has variant default on the cluster, the render says container" in findings(out)[0]["message"]
+    assert "nvidia-vfio-manager" in findings(out)[1]["message"] and "variant default" in findings(out)[1]["message"]
+
+
+def test_the_root_of_a_dependency_chain_is_named(doctor: Run) -> None:
+    code, out, _ = doctor(CONTAINER, fs.dependencies_not_ready(), "-o", "json")
+    assert code == 1
+    (finding,) = [f for f in findings(out) if f["code"] == "DOC-PACKAGE"]
+    assert finding["object"] == "Package/cozystack.networking"
+    assert finding["message"] == ("Package cozystack.gpu-operator is DependenciesNotReady: root cozystack.networking "
+                                  "is Ready=False HelmReleaseFailed: HelmRelease cozy-cilium/cilium failed: install "
+                                  "retries exhausted (chain cozystack.gpu-operator -> cozystack.networking)")
+
+
+def test_a_bundle_package_not_rendered_yet_names_the_platform(doctor: Run) -> None:
+    state = fs.healthy_passthrough().drop("Package", "cozystack.gpu-operator")
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 1
+    assert findings(out)[0]["message"].endswith("cozystack.cozystack-platform is Ready")
+
+
+# --- vGPU ----------------------------------------------------------------------------------------
+
+
+def test_the_vgpu_device_manager_on_an_sriov_gpu(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_device_manager_sriov(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-VGPU-DEVICE-MANAGER"])
+    finding = findings(out)[0]
+    assert finding["node"] == NODE and "CrashLoopBackOff" in finding["message"]
+    assert "no parent devices found for GPU at index '0'" in finding["message"]
+
+
+def test_a_vgpu_manager_image_that_cannot_be_pulled(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_image_unpullable(), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-VGPU-IMAGE"])
+    message = findings(out)[0]["message"]
+    assert f"ImagePullBackOff for {fs.VGPU_IMAGE}" in message and "401 Unauthorized" in message
+
+
+def test_a_missing_pull_secret_in_cozy_gpu_operator(doctor: Run) -> None:
+    code, out, _ = doctor(VGPU, fs.vgpu_image_unpullable(secret=False), "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PULL-SECRET", "DOC-VGPU-IMAGE"])
+    assert findings(out)[0]["object"] == f"Secret/{NS}/nvidia-registry-secret"
+
+
+# --- Talos native --------------------------------------------------------------------------------
+
+
+def test_talos_without_the_driver_files(doctor: Run) -> None:
+    code, out, _ = doctor(TALOS, fs.talos_compat_failing(), "-o", "json")
+    assert code == 1
+    assert codes(out) == ["DOC-TALOS-COMPAT", "DOC-TALOS-MARKER", "DOC-NO-GPU"]
+    compat, marker, _ = findings(out)
+    assert compat["node"] == NODE and "libnvidia-ml.so.1" in compat["message"]
+    assert "/run/nvidia/validations/.driver-ctr-ready was never written" in marker["message"]
+
+
+def test_talos_compat_daemonset_not_synced(doctor: Run) -> None:
+    state = fs.healthy_talos().drop("DaemonSet", "nvidia-driver-compat").drop("Pod", "nvidia-driver-compat-x2d7p")
+    code, out, _ = doctor(TALOS, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-TALOS-COMPAT"])
+
+
+# --- reading the cluster -------------------------------------------------------------------------
+
+
+def test_a_cluster_that_cannot_be_read_exits_3_with_nothing_on_stdout(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.fail(r"GET /api/v1/namespaces/cozy-gpu-operator/pods$", 403)
+    code, out, err = doctor(CONTAINER, fs.healthy_container())
+    assert (code, out) == (3, "")
+    assert "error[DIFF-LIVE]: list Pod -n cozy-gpu-operator: 403 Forbidden" in err
+
+
+def test_the_timeout_covers_every_request(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.slow(r"/api/v1/nodes", 3.0)
+    code, out, err = doctor(CONTAINER, fs.healthy_container(), "--timeout", "0.5")
+    assert (code, out) == (3, "")
+    assert "error[DIFF-TIMEOUT]" in err
+
+
+def test_doctor_only_reads(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor(PASSTHROUGH, fs.host_driver_passthrough())
+    assert {method for method, _, _ in doctor_fake.requests} == {"GET"}
+    logs = [(path, query) for _, path, query in doctor_fake.requests if path.endswith("/log")]
+    assert (f"/api/v1/namespaces/{NS}/pods/nvidia-vfio-manager-8xk2p/log",
+            {"container": ["k8s-driver-manager"], "previous": ["true"], "tailLines": ["200"]}) in logs
+
+
+def test_all_clusters_each_through_its_own_context(repo: Path, tmp_path: Path) -> None:
+    from tests.kubefake import kubeconfig
+
+    fakes = {name: DoctorFake() for name in (CONTAINER, PASSTHROUGH)}
+    try:
+        fakes[CONTAINER].load(fs.leftover_workload_label())
+        fakes[PASSTHROUGH].load(fs.healthy_passthrough())
+        config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
+        for name in ("gpu-talos-01", "vgpu-apt-01"):  # the clusters without GPUs stay: no context needed
+            shutil.rmtree(repo / "clusters" / name)
+        result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config),
+                                           "--concurrency", "1", "-o", "json"])
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+    assert result.exit_code == 1, result.output
+    clusters = {c["cluster"]: c for c in json.loads(result.stdout)["clusters"]}
+    assert list(clusters) == [CONTAINER, PASSTHROUGH, "hubble-generic-01", "vlan-apt-01", "vlan-talos-01"]
+    assert clusters[PASSTHROUGH]["healthy"] is True
+    assert {clusters[n]["route"]["name"] for n in ("hubble-generic-01", "vlan-apt-01", "vlan-talos-01")} == {"none"}
+    assert [f["code"] for f in clusters[CONTAINER]["findings"]] == ["DOC-WORKLOAD-LABEL", "DOC-NO-GPU"]
+
+
+def test_all_with_context_is_a_usage_error(repo: Path) -> None:
+    result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--context", "x"])
+    assert result.exit_code == 2
+    assert "error[DIFF-USAGE]: --all reads each cluster through its own context" in result.stderr
+
+
+# --- the verification Job (gpu.verify) -----------------------------------------------------------
+
+
+def _verify(repo: Path, cluster: str = CONTAINER) -> None:
+    path = repo / "clusters" / cluster / "cluster.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("gpu:\n  variant: container",
+                                                             "gpu:\n  verify: true\n  variant: container"),
+                    encoding="utf-8")
+
+
+@pytest.mark.parametrize(("outcome", "exit_code", "found", "summary"), [
+    ("succeeded", 0, [], "verification Job succeeded"),
+    ("failed", 1, ["DOC-VERIFY"], "verification Job failed"),
+    ("pending", 0, ["DOC-VERIFY-PENDING"], "verification Job pending"),
+])
+def test_doctor_reports_the_verification_job(doctor: Run, repo: Path, outcome: str, exit_code: int,
+                                             found: list[str], summary: str) -> None:
+    _verify(repo)
+    code, out, _ = doctor(CONTAINER, fs.verify_job(fs.healthy_container(), outcome))
+    assert code == exit_code, out
+    assert summary in out.splitlines()[0]
+    assert [line.split("]")[0].split("[")[1] for line in out.splitlines()[1:-1]] == found
+    if outcome == "failed":
+        assert '"Failed to initialize NVML: Unknown Error"' in out and "BackoffLimitExceeded" in out
+    if outcome == "pending":
+        assert "3 Insufficient nvidia.com/gpu" in out
+
+
+def test_a_verification_job_not_synced_yet(doctor: Run, repo: Path) -> None:
+    _verify(repo, TALOS)
+    code, out, _ = doctor(TALOS, fs.healthy_talos(), "-o", "json")
+    assert code == 0
+    assert codes(out) == ["DOC-VERIFY-PENDING"]
+    assert json.loads(out)["clusters"][0]["summary"]["verification"] == "pending"
+
+
+def test_a_passthrough_node_without_devices(doctor: Run) -> None:
+    state = fs.healthy_passthrough()
+    state.find("Node", NODE)["status"]["allocatable"].pop("nvidia.com/TU104GL_TESLA_T4")
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-NO-DEVICES"])
+    assert findings(out)[0]["node"] == NODE
+
+
+def test_an_unpullable_vgpu_manager_explains_the_missing_devices(doctor: Run) -> None:
+    state = fs.vgpu_image_unpullable(secret=False)
+    state.find("Node", NODE)["status"]["allocatable"].pop("nvidia.com/NVIDIA_A100-40C")
+    code, out, _ = doctor(VGPU, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PULL-SECRET", "DOC-VGPU-IMAGE"])
+
+
+def test_all_reads_at_most_concurrency_clusters_at_once(repo: Path, tmp_path: Path) -> None:
+    from tests.kubefake import Gauge, kubeconfig
+
+    gauge = Gauge()
+    fakes = {name: DoctorFake() for name in (CONTAINER, PASSTHROUGH, TALOS)}
+    try:
+        for name, fake in fakes.items():
+            fake.load({CONTAINER: fs.healthy_container, PASSTHROUGH: fs.healthy_passthrough,
+                       TALOS: fs.healthy_talos}[name]())
+            fake.gauge = gauge
+            fake.slow(r"/api/v1/nodes$", 0.3)
+        config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
+        for name in ("hubble-generic-01", "vgpu-apt-01", "vlan-apt-01", "vlan-talos-01"):
+            shutil.rmtree(repo / "clusters" / name)
+        result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config),
+                                           "--concurrency", "2"])
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+    assert result.exit_code == 0, result.output
+    assert gauge.peak == 2
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == [CONTAINER, PASSTHROUGH, TALOS]
+
+
+def test_rules_explains_every_doctor_code_with_its_fix(cli_rules: Callable[[str], str]) -> None:
+    from renderer.doctor.codes import CODES
+
+    assert len(CODES) >= 15
+    for code in CODES:
+        text = cli_rules(code.id)
+        assert text.startswith(f"{code.id} ({code.severity}): {code.summary}")
+        assert "`" in text and "Sources:" in text, code.id  # a command or a name to act on, and where it is from
+
+
+def test_the_readme_example_is_what_doctor_prints(doctor: Run) -> None:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    block = readme.split(f"$ cozy-render doctor clusters/{PASSTHROUGH}\n", 1)[1].split("```", 1)[0]
+    code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough())
+    assert code == 1
+    assert out == block
