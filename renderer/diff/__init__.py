@@ -44,6 +44,7 @@ class DiffRequest(NamedTuple):
     effective: bool = False  # compare the effective Package set (the platform chart's Packages too)
     helm: str | None = None  # for --effective: helm binary (default: helm on PATH)
     platform_chart: Path | None = None  # for --effective: a chart folder instead of the vendored one
+    delivery: str = "argocd"  # argocd (cmp generate's output) | flux (render --out's, substitute mark included)
 
 
 def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -140,13 +141,23 @@ def _render(request: DiffRequest) -> list[Any]:
 
 
 def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
-    """The objects a sync would apply, in render order.
+    """The objects a sync would apply, in render order, as the chosen delivery applies them
+    (``--delivery flux``: with ``render --out``'s substitute mark).
 
     With ``--effective``, the Packages are the effective set (``renderer.effective.packages``): every
     Package the real platform chart emits for the rendered values, with cozy-render's patches merged
     over them as server-side apply would. A co-managed Package is then compared whole, so a hand
     edit of a platform-owned field shows as drift (the platform release would revert it).
     """
+    if request.delivery == "flux":
+        # What Flux applies is `render --out`'s folder: objects holding ${ carry the substitute mark.
+        from renderer.output.flux import disable_substitution
+
+        return disable_substitution(_desired_objects(result, request))
+    return _desired_objects(result, request)
+
+
+def _desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     if not request.effective:
         return [e.obj for e in result.objects]
     from renderer.effective.packages import CO_MANAGED, effective_packages

@@ -480,6 +480,9 @@ FOREIGN: list[Foreign] = [
     Foreign(("metadata", "annotations", "deployment.kubernetes.io/revision"), "written by the Deployment controller"),
     Foreign(("metadata", "annotations", "deprecated.daemonset.template.generation"),
             "written by the DaemonSet controller"),
+    Foreign(("metadata", "annotations", "kustomize.toolkit.fluxcd.io/substitute"),
+            "cozy-render's own mark (render --out, renderer/output/flux.py) on objects holding ${: never drift; "
+            "--delivery flux renders it, so then it is compared"),
     Foreign(("metadata", "finalizers"), "added by controllers (the Cozystack operator, Flux) to guard deletion"),
     Foreign(("metadata", "ownerReferences"), "set by the controller that created the object"),
     Foreign(("metadata", "generateName"), "a creation-time request, not state"),

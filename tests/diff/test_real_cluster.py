@@ -64,3 +64,18 @@ def test_a_deleted_object_is_to_create_and_an_orphan_is_orphaned(kube_fake: Kube
     result = _run(mode, cluster_dir, kube_fake, tmp_path)
     assert result.code == 1, result  # type: ignore[attr-defined]
     assert "to create             DaemonSet cozy-gpu-operator/nvidia-driver-compat" in result.stdout  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("package", ["cozystack.metallb", "cozystack.networking"])
+def test_a_missing_co_managed_package_is_never_exit_0(kube_fake: KubeFake, tmp_path: Path, mode: str,
+                                                      package: str) -> None:
+    """Issue 18 item 3: the patch target is absent; syncing would create a partial object. PLT-11 is
+    an error (exit 3) or a warning (then the difference still exits 1), never exit 0."""
+    cluster_dir = overlays_repo(tmp_path) / "clusters" / "gpu-apt-01"
+    kube_fake.add(*real_cluster(render_objects(cluster_dir)))
+    del kube_fake.objects[("cozystack.io", "Package", "", package)]
+    result = _run(mode, cluster_dir, kube_fake, tmp_path)
+    assert result.code in (1, 3), result  # type: ignore[attr-defined]
+    assert f"patch target missing  Package {package}" in result.stdout  # type: ignore[attr-defined]
+    assert "[PLT-11]" in result.stderr  # type: ignore[attr-defined]
