@@ -1,9 +1,9 @@
 """``cozy-render diff``: what a sync of the render would change on the live cluster.
 
 Entry: ``run(DiffRequest(...)) -> exit code``. The Click command only builds the request. Nothing of
-this package is imported by ``render`` or ``cmp generate``; the ``kubernetes``, ``deepdiff`` and
-``yaml`` (PyYAML) packages come with the ``[live]`` extra and are imported inside the functions
-that need them.
+this package is imported by ``render`` or ``cmp generate``. Only a live read needs the ``[live]``
+extra (the ``kubernetes`` client, imported inside the functions that talk to a cluster); ``--snapshot``
+and ``--against`` run on the base install (PyYAML's libyaml loader when installed, else ruamel.yaml's).
 
 Exit codes follow ``kubectl diff``: 0 no differences, 1 differences, >1 an error (3: input, live
 state or a PLT-11 patch target missing; 2: usage).
@@ -51,7 +51,8 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     _check_usage(request)
-    _require_extra()
+    if request.snapshot is None and request.against is None:
+        _require_client()
     from renderer.diff import report
 
     clusters = _render(request)
@@ -106,13 +107,25 @@ def _check_usage(request: DiffRequest) -> None:
         raise RenderError([Finding("DIFF-USAGE", p) for p in problems], EXIT_USAGE)
 
 
-def _require_extra() -> None:
+def _require_client() -> None:
     import importlib.util
 
-    missing = [m for m in ("kubernetes", "deepdiff", "yaml") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise RenderError([Finding("DIFF-CLIENT", f"diff needs {', '.join(missing)}: "
-                                   "pip install 'cozy-render[live]'")], EXIT_INPUT)
+    if importlib.util.find_spec("kubernetes") is None:
+        raise RenderError([Finding("DIFF-CLIENT", "diff against a cluster needs the Kubernetes client: "
+                                   f"{install_hint()} (--snapshot and --against work without it)")], EXIT_INPUT)
+
+
+def install_hint() -> str:
+    """How to add the client to the install this process runs from (cozy-render is not on PyPI, so
+    ``pip install 'cozy-render[live]'`` would fetch nothing): the checkout's own extra when run from a
+    source tree, else the requirement itself into this interpreter."""
+    import sys
+
+    checkout = Path(__file__).resolve().parents[2]
+    python = sys.executable or "python3"
+    if (checkout / "pyproject.toml").is_file() and (checkout / "renderer" / "diff").is_dir():
+        return f"{python} -m pip install '{checkout}[live]'"
+    return f"{python} -m pip install 'kubernetes>=37'"
 
 
 def _cluster_paths(request: DiffRequest) -> list[Path]:

@@ -28,8 +28,9 @@ CODES: list[Code] = [
     Code("DIFF-CLIENT", ERROR, "No usable cluster connection: kubeconfig, context or the live extra",
          "The kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config, or the in-cluster service account) "
          "is missing or unreadable, the context does not exist (with --all: the context named like the "
-         "cluster, or live.context), or the kubernetes/deepdiff packages are not installed "
-         "(pip install 'cozy-render[live]').",
+         "cluster, or live.context), or the `kubernetes` client is not installed (the message names the "
+         "command for this install: `pip install '<checkout>[live]'` from a source tree, else "
+         "`pip install 'kubernetes>=37'`). --snapshot and --against need no client.",
          "design.md, Diff; kubeconfig contexts"),
     Code("DIFF-SNAPSHOT", ERROR, "A --snapshot or --against file is not kubectl get output",
          "Each file must hold Kubernetes objects as `kubectl get -o yaml|json` writes them: single "

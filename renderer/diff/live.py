@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,13 +38,76 @@ def _error(code: str, message: str, where: Location | None = None) -> RenderErro
 
 
 def snapshot_files(path: Path, *, against: bool) -> list[Path]:
+    """The regular files of a snapshot or ``--against`` source, in name order. A symlink that leaves the
+    named folder, or any entry that is not a regular file or folder, is an error naming it: its content
+    is never read (issue 25 item 2: a committed link to /proc/self/environ must not be printed as
+    "live"). The folder is walked without following links."""
+    from renderer.load import limits
+    from renderer.load.yamlio import display_path
+
+    try:
+        top = path.lstat()
+    except OSError:
+        raise _error("DIFF-SNAPSHOT", f"{display_path(path)}: no such file or folder") from None
+    if stat.S_ISLNK(top.st_mode):
+        path = path.resolve()  # the path given on the command line may be a link; what it holds may not
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise _error("DIFF-SNAPSHOT", f"{path}: no such file or folder")
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SNAPSHOT_SUFFIXES
-                   and not (against and p.name == "kustomization.yaml"))
-    return files
+        raise _error("DIFF-SNAPSHOT", f"{display_path(path)}: not a regular file or folder")
+    root = path.resolve()
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in list(dirs):
+            if os.path.islink(os.path.join(folder, name)):
+                _refuse_link(Path(folder, name), root)
+        for name in sorted(names):
+            file = Path(folder, name)
+            if file.suffix not in SNAPSHOT_SUFFIXES or (against and name == "kustomization.yaml"):
+                continue
+            mode = file.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                file = _refuse_link(file, root)  # read the target itself (opened without following links)
+                mode = file.stat().st_mode
+            if not stat.S_ISREG(mode):
+                raise _error("DIFF-SNAPSHOT", "not a regular file (a FIFO, device or socket is never read)",
+                             Location(display_path(file)))
+            files.append(file)
+            if len(files) > limits.MAX_SNAPSHOT_FILES:
+                raise _error("DIFF-SNAPSHOT", f"more than {limits.MAX_SNAPSHOT_FILES} files under it",
+                             Location(display_path(path)))
+    return sorted(files)
+
+
+def _refuse_link(link: Path, root: Path) -> Path:
+    """The target of a link inside ``root``; a link out of it (or a broken or looping one) is an error."""
+    from renderer.load.yamlio import display_path
+
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise _error("DIFF-SNAPSHOT", "a broken or looping symlink", Location(display_path(link))) from None
+    if target != root and root not in target.parents:
+        raise _error("DIFF-SNAPSHOT", "a symlink out of the folder; its content is never read",
+                     Location(display_path(link)))
+    if target.is_dir():
+        raise _error("DIFF-SNAPSHOT", "a symlink to a folder; it is not followed", Location(display_path(link)))
+    return target
+
+
+def _safe_loader() -> Any:
+    """libyaml's safe loader: PyYAML's when installed (the live extra), else ruamel.yaml's (the base
+    install), so ``--snapshot`` and ``--against`` need no extra."""
+    try:
+        import yaml
+
+        return getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.YAMLError
+    except ImportError:
+        from ruamel.yaml import YAMLError
+        from ruamel.yaml.cyaml import CSafeLoader
+
+        return CSafeLoader, YAMLError
 
 
 def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
@@ -58,27 +122,85 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
             except json.JSONDecodeError as exc:
                 raise _error("DIFF-SNAPSHOT", f"malformed or truncated JSON: {exc.msg}",
                              Location(display, exc.lineno, exc.colno)) from None
+            except RecursionError:
+                raise _error("DIFF-SNAPSHOT", "JSON nested too deeply", Location(display, *_line_col(text, pos))) \
+                    from None
+            except ValueError as exc:  # an integer past Python's digit limit
+                raise _error("DIFF-SNAPSHOT", f"malformed JSON: {_first_line(exc)}",
+                             Location(display, *_line_col(text, pos))) from None
             yield doc, text.count("\n", 0, pos) + 1
             pos = end
             while pos < len(text) and text[pos].isspace():
                 pos += 1
         return
-    import yaml
-
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader_cls, yaml_error = _safe_loader()
     loader = loader_cls(text)
     try:
         while loader.check_node():
             node = loader.get_node()
             line = node.start_mark.line + 1 if node is not None else 1
-            yield loader.construct_document(node), line
-    except yaml.YAMLError as exc:
+            try:
+                yield loader.construct_document(node), line
+            except (ValueError, OverflowError, RecursionError) as exc:  # an integer past Python's limit
+                raise _error("DIFF-SNAPSHOT", f"malformed YAML: {_first_line(exc)}", Location(display, line, 1)) \
+                    from None
+    except yaml_error as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Location(display, mark.line + 1, mark.column + 1) if mark is not None else Location(display)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _error("DIFF-SNAPSHOT", f"malformed or truncated YAML: {problem}", where) from None
     finally:
         loader.dispose()
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+class _Budget:
+    """Nodes left for one snapshot source (``limits.MAX_SNAPSHOT_NODES``)."""
+
+    def __init__(self) -> None:
+        from renderer.load import limits
+
+        self.nodes = limits.MAX_SNAPSHOT_NODES
+
+
+def _check_tree(doc: Any, display: str, line: int, budget: _Budget) -> None:
+    """kubectl never writes anchors or aliases: a map or list reached twice (an alias, a recursive
+    alias) is refused, as are nesting past ``limits.MAX_DEPTH``, integers outside int64/uint64 and
+    more nodes than the budget. Iterative, so no input can exhaust the interpreter's stack."""
+    from renderer.load import limits
+
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    nodes = budget.nodes
+    while stack:
+        node, depth = stack.pop()
+        nodes -= 1
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                raise _error("DIFF-SNAPSHOT", "a YAML alias (or a recursive one): kubectl get output has none",
+                             Location(display, line, 1))
+            seen.add(id(node))
+            if depth > limits.MAX_DEPTH:
+                raise _error("DIFF-SNAPSHOT", f"nested deeper than {limits.MAX_DEPTH} levels",
+                             Location(display, line, 1))
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+            if isinstance(node, dict):
+                nodes -= len(node)  # the keys
+        elif isinstance(node, int) and not isinstance(node, bool) and not limits.INT_MIN <= node <= limits.INT_MAX:
+            raise _error("DIFF-SNAPSHOT", "an integer outside the int64/uint64 range", Location(display, line, 1))
+        if nodes < 0:
+            raise _error("DIFF-SNAPSHOT", f"more than {limits.MAX_SNAPSHOT_NODES} nodes in this source",
+                         Location(display, line, 1))
+    budget.nodes = nodes
 
 
 def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
@@ -92,11 +214,41 @@ def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
             yield from _objects(item, display, line)
         return
     meta = doc.get("metadata") if isinstance(doc, dict) else None
-    if not (isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind") and isinstance(meta, dict)
-            and meta.get("name")):
+    if not (isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and doc.get("apiVersion")
+            and isinstance(doc.get("kind"), str) and doc.get("kind") and isinstance(meta, dict)
+            and isinstance(meta.get("name"), str) and meta.get("name")
+            and isinstance(meta.get("namespace") or "", str)):
         raise _error("DIFF-SNAPSHOT", "not a Kubernetes object with apiVersion, kind and metadata.name "
                      "(a truncated dump?)", Location(display, line, 1))
     yield doc
+
+
+def _read(file: Path, display: str, total: list[int]) -> str:
+    from renderer.load import limits
+
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _error("DIFF-SNAPSHOT", f"cannot read: {exc.strerror}", Location(display)) from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise _error("DIFF-SNAPSHOT", "not a regular file", Location(display))
+        if st.st_size > limits.MAX_SNAPSHOT_FILE_BYTES:
+            raise _error("DIFF-SNAPSHOT", f"file is {st.st_size} bytes; the limit is "
+                         f"{limits.MAX_SNAPSHOT_FILE_BYTES}", Location(display, 1, 1))
+        total[0] += st.st_size
+        if total[0] > limits.MAX_SNAPSHOT_BYTES:
+            raise _error("DIFF-SNAPSHOT", f"the files add up to more than {limits.MAX_SNAPSHOT_BYTES} bytes",
+                         Location(display, 1, 1))
+        data = handle.read(limits.MAX_SNAPSHOT_FILE_BYTES + 1)
+    if len(data) > limits.MAX_SNAPSHOT_FILE_BYTES:
+        raise _error("DIFF-SNAPSHOT", f"file grew past {limits.MAX_SNAPSHOT_FILE_BYTES} bytes while read",
+                     Location(display, 1, 1))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _error("DIFF-SNAPSHOT", f"not UTF-8 (byte {exc.start})", Location(display)) from None
 
 
 def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
@@ -105,13 +257,13 @@ def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
 
     index: dict[Key, Obj] = {}
     seen: dict[Key, str] = {}
+    budget = _Budget()
+    total = [0]
     for file in snapshot_files(path, against=against):
         display = display_path(file)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _error("DIFF-SNAPSHOT", f"cannot read: {exc}", Location(display)) from None
+        text = _read(file, display, total)
         for doc, line in _documents(text, display):
+            _check_tree(doc, display, line, budget)
             for obj in _objects(doc, display, line):
                 key = key_of(obj)
                 if key in index:
