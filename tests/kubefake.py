@@ -24,6 +24,7 @@ real dump has (uid, resourceVersion, creationTimestamp, generation, managedField
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -331,6 +332,8 @@ class KubeFake:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
+        # A client that gives up on a hostile answer (a bounded read) breaks the connection: not news.
+        self.server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
@@ -381,6 +384,32 @@ class KubeFake:
 
     def garble(self, pattern: str) -> None:
         self.faults.append(Fault(re.compile(pattern), "garble", 0, [-1]))
+
+    # - hostile servers (issue 25 item 4): bodies that never end or lie about their size -
+
+    def endless(self, pattern: str) -> None:
+        """A chunked body that never ends (zeros inside a JSON string, forever)."""
+        self.faults.append(Fault(re.compile(pattern), "endless", 0, [-1]))
+
+    def huge_length(self, pattern: str) -> None:
+        """A Content-Length of 1 GiB, then a trickle."""
+        self.faults.append(Fault(re.compile(pattern), "huge_length", 0, [-1]))
+
+    def gzip_bomb(self, pattern: str) -> None:
+        """Content-Encoding: gzip, ~100 KiB that inflate to 100 MiB."""
+        self.faults.append(Fault(re.compile(pattern), "gzip_bomb", 0, [-1]))
+
+    def oversize(self, pattern: str, megabytes: int = 80) -> None:
+        """A complete, well-formed JSON answer of that many MiB (a huge dry-run answer)."""
+        self.faults.append(Fault(re.compile(pattern), "oversize", megabytes, [-1]))
+
+    def reset(self, pattern: str) -> None:
+        """The connection is reset (RST) before any answer."""
+        self.faults.append(Fault(re.compile(pattern), "reset", 0, [-1]))
+
+    def bad_list(self, pattern: str, how: str) -> None:
+        """A malformed list: ``endless-continue``, ``nameless``, ``list-name`` or ``duplicates``."""
+        self.faults.append(Fault(re.compile(pattern), f"list:{how}", 0, [-1]))
 
     def fault_for(self, method: str, path: str) -> Fault | None:
         with self.lock:
@@ -434,7 +463,75 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def _hostile(self, fault: Fault) -> bool:
+            """Answer as a hostile server would; False if ``fault`` is not one of those."""
+            import gzip
+            import socket
+            import struct
+
+            if fault.kind == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()  # now, before the server's own shutdown would send a FIN
+                self.close_connection = True
+                return True
+            if fault.kind == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b"0" * 65536
+                try:
+                    self.wfile.write(b'{"items": "')
+                    while True:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                except OSError:
+                    pass
+                self.close_connection = True
+                return True
+            if fault.kind == "huge_length":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                try:
+                    for _ in range(1 << 14):
+                        self.wfile.write(b" " * 65536)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return True
+            if fault.kind in ("gzip_bomb", "oversize"):
+                size = (100 if fault.kind == "gzip_bomb" else int(fault.value)) << 20
+                raw = b'{"kind": "Status", "message": "' + b"0" * size + b'"}'
+                data = gzip.compress(raw, 9) if fault.kind == "gzip_bomb" else raw
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if fault.kind == "gzip_bomb":
+                    self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the client stopped reading: that is the point
+                    self.wfile.write(data)
+                return True
+            return False
+
+        @staticmethod
+        def _bad_list(how: str, body: Obj) -> Obj:
+            items = body.get("items") or []
+            if how == "endless-continue":  # empty pages, each pointing at the same next page
+                body["metadata"]["continue"] = "again"
+                body["items"] = []
+            elif how == "nameless" and items:
+                del items[0]["metadata"]["name"]
+            elif how == "list-name" and items:
+                items[0]["metadata"]["name"] = ["a", "b"]
+            elif how == "duplicates" and items:
+                items.append(_copy(items[0]))
+            return body
+
         def _send(self, code: int, body: Any, fault: Fault | None = None) -> None:
+            if fault is not None and fault.kind.startswith("list:") and isinstance(body, dict):
+                body = self._bad_list(fault.kind[5:], body)
             data = json.dumps(body).encode()
             if fault is not None and fault.kind == "garble":
                 data = data[: max(1, len(data) // 2)] + b"\x00not json"
@@ -471,6 +568,8 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             if fault is not None and fault.kind == "status":
                 code = int(fault.value)
                 return self._error(code, f"injected {code} for {path}")
+            if fault is not None and self._hostile(fault):
+                return None
             try:
                 code, answer = self._route(method, path, query, body)
             except KeyError as exc:

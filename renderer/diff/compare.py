@@ -187,6 +187,7 @@ class Outcome(NamedTuple):
     cluster: str
     items: list[Item]
     findings: list[Finding]
+    source: str = ""  # what the live side was read from (the context line on stderr)
 
     def count(self, status: str) -> int:
         return sum(1 for i in self.items if i.status == status)
