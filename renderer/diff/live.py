@@ -176,28 +176,28 @@ def _check_tree(doc: Any, display: str, line: int, budget: _Budget) -> None:
     from renderer.load import limits
 
     seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    nodes = budget.nodes
-    while stack:
+    stack: list[tuple[Any, int]] = [(doc, 1)] if isinstance(doc, (dict, list)) else []
+    nodes = budget.nodes - 1
+    low, high = limits.INT_MIN, limits.INT_MAX
+    while stack:  # only containers are pushed: scalars, most of the nodes, are checked in place
         node, depth = stack.pop()
-        nodes -= 1
-        if isinstance(node, (dict, list)):
-            if id(node) in seen:
-                raise _error("DIFF-SNAPSHOT", "a YAML alias (or a recursive one): kubectl get output has none",
-                             Location(display, line, 1))
-            seen.add(id(node))
-            if depth > limits.MAX_DEPTH:
-                raise _error("DIFF-SNAPSHOT", f"nested deeper than {limits.MAX_DEPTH} levels",
-                             Location(display, line, 1))
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, depth + 1) for child in children)
-            if isinstance(node, dict):
-                nodes -= len(node)  # the keys
-        elif isinstance(node, int) and not isinstance(node, bool) and not limits.INT_MIN <= node <= limits.INT_MAX:
-            raise _error("DIFF-SNAPSHOT", "an integer outside the int64/uint64 range", Location(display, line, 1))
+        if id(node) in seen:
+            raise _error("DIFF-SNAPSHOT", "a YAML alias (or a recursive one): kubectl get output has none",
+                         Location(display, line, 1))
+        seen.add(id(node))
+        if depth > limits.MAX_DEPTH:
+            raise _error("DIFF-SNAPSHOT", f"nested deeper than {limits.MAX_DEPTH} levels", Location(display, line, 1))
+        children = node.values() if node.__class__ is dict else node
+        nodes -= 2 * len(children) if node.__class__ is dict else len(children)
         if nodes < 0:
             raise _error("DIFF-SNAPSHOT", f"more than {limits.MAX_SNAPSHOT_NODES} nodes in this source",
                          Location(display, line, 1))
+        for child in children:
+            cls = child.__class__
+            if cls is dict or cls is list:
+                stack.append((child, depth + 1))
+            elif cls is int and not low <= child <= high:
+                raise _error("DIFF-SNAPSHOT", "an integer outside the int64/uint64 range", Location(display, line, 1))
     budget.nodes = nodes
 
 
