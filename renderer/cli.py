@@ -337,6 +337,9 @@ def cmp_parameters() -> int:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Seconds for all requests to one cluster, retries included (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
+@click.option("--delivery", type=click.Choice(["argocd", "flux"]),
+              help="What the cluster receives: argocd (cmp generate's output, the default) or flux (render --out's, "
+                   "with its kustomize.toolkit.fluxcd.io/substitute: disabled mark).")
 @click.option("--effective", is_flag=True,
               help="Compare the effective Package set (the platform chart's Packages too, rendered by helm) with "
                    "the live Packages: hand edits of platform Packages and keep-policy leftovers show.")

@@ -24,6 +24,7 @@ real dump has (uid, resourceVersion, creationTimestamp, generation, managedField
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -111,6 +112,163 @@ def realistic(obj: Obj, *, helm: bool = False, manager: str = "cozy-render", sta
     return out
 
 
+# --- what a real API server and its controllers add (issue 18) ---------------------------------
+#
+# Written from the Kubernetes defaulting code directly (pkg/apis/core/v1/defaults.go, apps/v1 and
+# rbac/v1 defaults.go, the `+default` markers of core/v1 types.go), as a table of paths, on purpose
+# not sharing code with renderer/diff/normalize.py: the normaliser is tested against this model.
+
+_POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                      "securityContext": {}, "terminationGracePeriodSeconds": 30}
+_PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+_STORED_QUANTITIES = {"0.5": "500m", "0.1": "100m", "1000m": "1", "1024Mi": "1Gi", "1000": "1k"}
+
+
+def _fill(node: Any, defaults: dict[str, Any]) -> None:
+    if isinstance(node, dict):
+        for key, value in defaults.items():
+            if key not in node:
+                node[key] = _copy(value)
+
+
+def _default_container(c: Obj) -> None:
+    tag = c.get("image", "").split("@")[0].rsplit("/", 1)[-1]
+    latest = "@" not in c.get("image", "") and (":" not in tag or tag.endswith(":latest"))
+    _fill(c, {"imagePullPolicy": "Always" if latest else "IfNotPresent",
+              "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+              "resources": {}})
+    for port in c.get("ports", []):
+        _fill(port, {"protocol": "TCP"})
+    for probe in (c.get(k) for k in ("livenessProbe", "readinessProbe", "startupProbe")):
+        if probe:
+            _fill(probe, _PROBE_DEFAULTS)
+            if "httpGet" in probe:
+                _fill(probe["httpGet"], {"path": "/", "scheme": "HTTP"})
+    for env in c.get("env", []):
+        if "fieldRef" in env.get("valueFrom", {}):
+            _fill(env["valueFrom"]["fieldRef"], {"apiVersion": "v1"})
+    for section in ("limits", "requests"):
+        values = c["resources"].get(section) or {}
+        for name, value in values.items():
+            values[name] = _STORED_QUANTITIES.get(str(value), str(value))
+
+
+def _default_pod_template(template: Obj) -> None:
+    template.setdefault("metadata", {})["creationTimestamp"] = None  # what a 1.33 server writes
+    spec = template.setdefault("spec", {})
+    _fill(spec, _POD_SPEC_DEFAULTS)
+    for c in spec.get("containers", []) + spec.get("initContainers", []):
+        _default_container(c)
+    for volume in spec.get("volumes", []):
+        if "hostPath" in volume:
+            _fill(volume["hostPath"], {"type": ""})
+        for source in ("configMap", "secret", "projected", "downwardAPI"):
+            if source in volume:
+                _fill(volume[source], {"defaultMode": 420})
+        if len(volume) == 1:
+            volume["emptyDir"] = {}
+
+
+def server_defaults(obj: Obj) -> Obj:
+    """``obj`` (a copy) with what the API server's defaulting adds on create, for the kinds cozy-render
+    emits (a Package's variant is the operator's, not the server's: not here)."""
+    out = _copy(obj)
+    kind, spec = out.get("kind"), out.get("spec")
+    if kind == "Secret":
+        _fill(out, {"type": "Opaque"})
+    elif kind == "Service" and isinstance(spec, dict):
+        _fill(spec, {"type": "ClusterIP", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                     "clusterIP": "10.96.0.17", "clusterIPs": ["10.96.0.17"], "ipFamilies": ["IPv4"],
+                     "ipFamilyPolicy": "SingleStack"})
+        for port in spec.get("ports", []):
+            _fill(port, {"protocol": "TCP", "targetPort": port.get("port")})
+    elif kind == "DaemonSet" and isinstance(spec, dict):
+        _fill(spec, {"revisionHistoryLimit": 10,
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}})
+        _default_pod_template(spec.setdefault("template", {}))
+    elif kind == "Deployment" and isinstance(spec, dict):
+        _fill(spec, {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+                     "strategy": {"type": "RollingUpdate",
+                                  "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}})
+        _default_pod_template(spec.setdefault("template", {}))
+    elif kind in ("RoleBinding", "ClusterRoleBinding"):
+        _fill(out.get("roleRef"), {"apiGroup": "rbac.authorization.k8s.io"})
+        for subject in out.get("subjects", []):
+            if subject.get("kind") in ("User", "Group"):
+                _fill(subject, {"apiGroup": "rbac.authorization.k8s.io"})
+    elif kind == "Namespace":
+        out.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        out["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = out["metadata"]["name"]
+    return out
+
+
+ARGO_MANAGER = "argocd-controller"
+HELM_MANAGER = "helm-controller"
+OPERATOR_MANAGER = "cozystack-operator"
+
+
+def _fields_of(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {f"f:{k}": _fields_of(v) for k, v in node.items()}
+    return {}
+
+
+def managed_entry(manager: str, obj: Obj, operation: str = "Apply", subresource: str | None = None) -> Obj:
+    """A managedFields entry as the server writes it (FieldsV1 of every field ``obj`` sets)."""
+    entry: Obj = {"apiVersion": obj.get("apiVersion"), "fieldsType": "FieldsV1",
+                  "fieldsV1": _fields_of({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}),
+                  "manager": manager, "operation": operation, "time": "2026-11-30T08:15:42Z"}
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
+def argo_synced(obj: Obj, app: str = "cozy-render") -> Obj:
+    """``obj`` as Argo CD's server-side apply leaves it: defaults, the tracking-id annotation,
+    managedFields of Argo CD, a controller's status writer, and the DaemonSet controller's
+    generation annotation."""
+    out = realistic(server_defaults(obj), manager=ARGO_MANAGER)
+    meta = out["metadata"]
+    meta_ns = meta.get("namespace") or ""
+    group = out["apiVersion"].rsplit("/", 1)[0] if "/" in out["apiVersion"] else ""
+    meta.setdefault("annotations", {})["argocd.argoproj.io/tracking-id"] = \
+        f"{app}:{group}/{out['kind']}:{meta_ns}/{meta['name']}"
+    if out["kind"] in ("DaemonSet", "Deployment"):
+        key = "deprecated.daemonset.template.generation" if out["kind"] == "DaemonSet" \
+            else "deployment.kubernetes.io/revision"
+        meta["annotations"][key] = "1"
+    meta["managedFields"] = [managed_entry(ARGO_MANAGER, obj)]
+    if "status" in out:
+        meta["managedFields"].append(managed_entry(
+            OPERATOR_MANAGER if out["kind"] == "Package" else "kube-controller-manager",
+            {"status": out["status"]}, "Update", "status"))
+    return out
+
+
+def helm_owned(obj: Obj) -> Obj:
+    """A Package of the platform release as helm-controller v1.5.0 leaves it (Helm's labels and
+    annotations, keep policy, helm-controller's managedFields, the operator's status)."""
+    out = realistic(obj, helm=True)
+    out["metadata"]["managedFields"] = [managed_entry(HELM_MANAGER, obj), managed_entry(
+        OPERATOR_MANAGER, {"status": out.get("status", {})}, "Update", "status")]
+    return out
+
+
+def co_managed(platform: Obj, patch: Obj) -> Obj:
+    """A platform Package with cozy-render's patch applied over it (two managers own its fields)."""
+    merged = _merge(platform, patch)
+    out = helm_owned(merged)
+    out["metadata"]["managedFields"].insert(1, managed_entry(ARGO_MANAGER, patch))
+    return out
+
+
+def unlabelled_platform_packages(count: int = 40) -> list[Obj]:
+    """Packages the platform release installs on its own (no cozy-render label), as on a real cluster."""
+    return [helm_owned({"apiVersion": "cozystack.io/v1alpha1", "kind": "Package",
+                        "metadata": {"name": f"cozystack.platform-{i:02d}"}, "spec": {"variant": "default"}})
+            for i in range(count)]
+
+
 def _merge(base: Any, patch: Any) -> Any:
     if isinstance(base, dict) and isinstance(patch, dict):
         out = dict(base)
@@ -174,6 +332,8 @@ class KubeFake:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
+        # A client that gives up on a hostile answer (a bounded read) breaks the connection: not news.
+        self.server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
@@ -224,6 +384,32 @@ class KubeFake:
 
     def garble(self, pattern: str) -> None:
         self.faults.append(Fault(re.compile(pattern), "garble", 0, [-1]))
+
+    # - hostile servers (issue 25 item 4): bodies that never end or lie about their size -
+
+    def endless(self, pattern: str) -> None:
+        """A chunked body that never ends (zeros inside a JSON string, forever)."""
+        self.faults.append(Fault(re.compile(pattern), "endless", 0, [-1]))
+
+    def huge_length(self, pattern: str) -> None:
+        """A Content-Length of 1 GiB, then a trickle."""
+        self.faults.append(Fault(re.compile(pattern), "huge_length", 0, [-1]))
+
+    def gzip_bomb(self, pattern: str) -> None:
+        """Content-Encoding: gzip, ~100 KiB that inflate to 100 MiB."""
+        self.faults.append(Fault(re.compile(pattern), "gzip_bomb", 0, [-1]))
+
+    def oversize(self, pattern: str, megabytes: int = 80) -> None:
+        """A complete, well-formed JSON answer of that many MiB (a huge dry-run answer)."""
+        self.faults.append(Fault(re.compile(pattern), "oversize", megabytes, [-1]))
+
+    def reset(self, pattern: str) -> None:
+        """The connection is reset (RST) before any answer."""
+        self.faults.append(Fault(re.compile(pattern), "reset", 0, [-1]))
+
+    def bad_list(self, pattern: str, how: str) -> None:
+        """A malformed list: ``endless-continue``, ``nameless``, ``list-name`` or ``duplicates``."""
+        self.faults.append(Fault(re.compile(pattern), f"list:{how}", 0, [-1]))
 
     def fault_for(self, method: str, path: str) -> Fault | None:
         with self.lock:
@@ -277,7 +463,75 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def _hostile(self, fault: Fault) -> bool:
+            """Answer as a hostile server would; False if ``fault`` is not one of those."""
+            import gzip
+            import socket
+            import struct
+
+            if fault.kind == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()  # now, before the server's own shutdown would send a FIN
+                self.close_connection = True
+                return True
+            if fault.kind == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b"0" * 65536
+                try:
+                    self.wfile.write(b'{"items": "')
+                    while True:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                except OSError:
+                    pass
+                self.close_connection = True
+                return True
+            if fault.kind == "huge_length":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                try:
+                    for _ in range(1 << 14):
+                        self.wfile.write(b" " * 65536)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return True
+            if fault.kind in ("gzip_bomb", "oversize"):
+                size = (100 if fault.kind == "gzip_bomb" else int(fault.value)) << 20
+                raw = b'{"kind": "Status", "message": "' + b"0" * size + b'"}'
+                data = gzip.compress(raw, 9) if fault.kind == "gzip_bomb" else raw
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if fault.kind == "gzip_bomb":
+                    self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the client stopped reading: that is the point
+                    self.wfile.write(data)
+                return True
+            return False
+
+        @staticmethod
+        def _bad_list(how: str, body: Obj) -> Obj:
+            items = body.get("items") or []
+            if how == "endless-continue":  # empty pages, each pointing at the same next page
+                body["metadata"]["continue"] = "again"
+                body["items"] = []
+            elif how == "nameless" and items:
+                del items[0]["metadata"]["name"]
+            elif how == "list-name" and items:
+                items[0]["metadata"]["name"] = ["a", "b"]
+            elif how == "duplicates" and items:
+                items.append(_copy(items[0]))
+            return body
+
         def _send(self, code: int, body: Any, fault: Fault | None = None) -> None:
+            if fault is not None and fault.kind.startswith("list:") and isinstance(body, dict):
+                body = self._bad_list(fault.kind[5:], body)
             data = json.dumps(body).encode()
             if fault is not None and fault.kind == "garble":
                 data = data[: max(1, len(data) // 2)] + b"\x00not json"
@@ -314,6 +568,8 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             if fault is not None and fault.kind == "status":
                 code = int(fault.value)
                 return self._error(code, f"injected {code} for {path}")
+            if fault is not None and self._hostile(fault):
+                return None
             try:
                 code, answer = self._route(method, path, query, body)
             except KeyError as exc:
@@ -407,7 +663,7 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
 
             patch = yaml.safe_load(body.decode() or "{}")
             current = fake.objects.get(key)
-            merged = _merge(current or {}, patch)
+            merged = server_defaults(_merge(current or {}, patch))
             meta = merged.setdefault("metadata", {})
             if kind.namespaced:
                 meta.setdefault("namespace", key[2] or "default")

@@ -107,7 +107,9 @@ def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: s
     # diff's connection: the same kubeconfig and context choice, deadline and retries.
     connection = DiffRequest(request.path, all_clusters=request.all_clusters, kubeconfig=request.kubeconfig,
                              context=request.context, timeout=request.timeout)
-    source = _cluster_source(connection, cluster, context)
+    from renderer.diff.live import Deadline
+
+    source = _cluster_source(connection, cluster, context, Deadline(request.timeout))
     try:
         state = read_state(source, route)
         return report.outcome(cluster, route, state, diagnose(route, state))

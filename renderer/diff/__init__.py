@@ -1,9 +1,9 @@
 """``cozy-render diff``: what a sync of the render would change on the live cluster.
 
 Entry: ``run(DiffRequest(...)) -> exit code``. The Click command only builds the request. Nothing of
-this package is imported by ``render`` or ``cmp generate``; the ``kubernetes``, ``deepdiff`` and
-``yaml`` (PyYAML) packages come with the ``[live]`` extra and are imported inside the functions
-that need them.
+this package is imported by ``render`` or ``cmp generate``. Only a live read needs the ``[live]``
+extra (the ``kubernetes`` client, imported inside the functions that talk to a cluster); ``--snapshot``
+and ``--against`` run on the base install (PyYAML's libyaml loader when installed, else ruamel.yaml's).
 
 Exit codes follow ``kubectl diff``: 0 no differences, 1 differences, >1 an error (3: input, live
 state or a PLT-11 patch target missing; 2: usage).
@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, WARNING, Finding, RenderError
 from renderer.model import OWNERSHIP_ANNOTATION
 
 
@@ -44,13 +44,15 @@ class DiffRequest(NamedTuple):
     effective: bool = False  # compare the effective Package set (the platform chart's Packages too)
     helm: str | None = None  # for --effective: helm binary (default: helm on PATH)
     platform_chart: Path | None = None  # for --effective: a chart folder instead of the vendored one
+    delivery: str = "argocd"  # argocd (cmp generate's output) | flux (render --out's, substitute mark included)
 
 
 def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     _check_usage(request)
-    _require_extra()
+    if request.snapshot is None and request.against is None:
+        _require_client()
     from renderer.diff import report
 
     clusters = _render(request)
@@ -70,6 +72,9 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     different = any(o.different for o in outcomes)
     if external is not None and outcomes:
         different = report.run_external(external, outcomes) == 1 or different
+    for outcome in outcomes:  # the context a live diff used, every time (issue 18 item 7)
+        if outcome.source:
+            err.write(f"diff: {outcome.cluster}: compared with {outcome.source}\n")
     for f in findings:
         err.write(f.format() + "\n")
     if failures:
@@ -105,13 +110,25 @@ def _check_usage(request: DiffRequest) -> None:
         raise RenderError([Finding("DIFF-USAGE", p) for p in problems], EXIT_USAGE)
 
 
-def _require_extra() -> None:
+def _require_client() -> None:
     import importlib.util
 
-    missing = [m for m in ("kubernetes", "deepdiff", "yaml") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise RenderError([Finding("DIFF-CLIENT", f"diff needs {', '.join(missing)}: "
-                                   "pip install 'cozy-render[live]'")], EXIT_INPUT)
+    if importlib.util.find_spec("kubernetes") is None:
+        raise RenderError([Finding("DIFF-CLIENT", "diff against a cluster needs the Kubernetes client: "
+                                   f"{install_hint()} (--snapshot and --against work without it)")], EXIT_INPUT)
+
+
+def install_hint() -> str:
+    """How to add the client to the install this process runs from (cozy-render is not on PyPI, so
+    ``pip install 'cozy-render[live]'`` would fetch nothing): the checkout's own extra when run from a
+    source tree, else the requirement itself into this interpreter."""
+    import sys
+
+    checkout = Path(__file__).resolve().parents[2]
+    python = sys.executable or "python3"
+    if (checkout / "pyproject.toml").is_file() and (checkout / "renderer" / "diff").is_dir():
+        return f"{python} -m pip install '{checkout}[live]'"
+    return f"{python} -m pip install 'kubernetes>=37'"
 
 
 def _cluster_paths(request: DiffRequest) -> list[Path]:
@@ -140,13 +157,23 @@ def _render(request: DiffRequest) -> list[Any]:
 
 
 def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
-    """The objects a sync would apply, in render order.
+    """The objects a sync would apply, in render order, as the chosen delivery applies them
+    (``--delivery flux``: with ``render --out``'s substitute mark).
 
     With ``--effective``, the Packages are the effective set (``renderer.effective.packages``): every
     Package the real platform chart emits for the rendered values, with cozy-render's patches merged
     over them as server-side apply would. A co-managed Package is then compared whole, so a hand
     edit of a platform-owned field shows as drift (the platform release would revert it).
     """
+    if request.delivery == "flux":
+        # What Flux applies is `render --out`'s folder: objects holding ${ carry the substitute mark.
+        from renderer.output.flux import disable_substitution
+
+        return disable_substitution(_desired_objects(result, request))
+    return _desired_objects(result, request)
+
+
+def _desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     if not request.effective:
         return [e.obj for e in result.objects]
     from renderer.effective.packages import CO_MANAGED, effective_packages
@@ -211,10 +238,11 @@ def _job(request: DiffRequest, result: Any) -> _Job:
         folder = request.snapshot if request.snapshot is not None else request.against
         assert folder is not None
         against = request.against is not None
-        return _Job(name, desired, ignores, lambda: _offline_source(folder, name, request.all_clusters, against),
+        return _Job(name, desired, ignores,
+                    lambda _deadline: _offline_source(folder, name, request.all_clusters, against),
                     against, compare.patch_target_notes(result))
     context = request.context or result.overlay.get("live", "context")
-    return _Job(name, desired, ignores, lambda: _cluster_source(request, name, context), False,
+    return _Job(name, desired, ignores, lambda deadline: _cluster_source(request, name, context, deadline), False,
                 compare.patch_target_notes(result))
 
 
@@ -230,13 +258,11 @@ def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool
             raise RenderError([Finding("DIFF-SNAPSHOT", f"{flag} {folder}: nothing for cluster {cluster} "
                                        f"(expected {cluster}/ or {cluster}.yaml there)")], EXIT_INPUT)
         path = found[0]
-    return SnapshotSource(load_snapshot(path, against=against))
+    return SnapshotSource(load_snapshot(path, against=against), f"{'--against' if against else '--snapshot'} {path}")
 
 
-def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> Any:
-    import tempfile
-
-    from renderer.diff.live import ClusterSource, Deadline, contexts, kubeconfig_path
+def _cluster_source(request: DiffRequest, cluster: str, context: str | None, deadline: Any) -> Any:
+    from renderer.diff.live import ClusterSource, contexts, kubeconfig_path
 
     kubeconfig = kubeconfig_path(request.kubeconfig)
     if kubeconfig is not None:
@@ -251,20 +277,13 @@ def _cluster_source(request: DiffRequest, cluster: str, context: str | None) -> 
         if context not in names:
             raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
                                        f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
-    cache_dir = Path(tempfile.mkdtemp(prefix="cozy-render-discovery-"))
-    try:
-        return ClusterSource(kubeconfig, context, Deadline(request.timeout), cache_dir, request.field_manager)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(cache_dir, ignore_errors=True)
-        raise
+    return ClusterSource(kubeconfig, context, deadline, request.field_manager)
 
 
-def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
+def _diff_cluster(request: DiffRequest, job: _Job, deadline: Any = None) -> Any:
     from renderer.diff import compare
 
-    source = job.source()
+    source = job.source(deadline)
     try:
         live, labelled = source.fetch(job.desired, job.cluster)
         released = platform_released(source.packages(), job.desired) if request.effective else []
@@ -276,18 +295,42 @@ def _diff_cluster(request: DiffRequest, job: _Job) -> Any:
                     and compare.skip_reason(obj, current, live_exists=current is not None) is None:
                 compare_to = source.dry_run_apply(obj)
             targets.append(compare.Desired(obj, compare_to))
-        return compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
-                                       show_secrets=request.show_secrets, content_only=job.content_only,
-                                       released=released, patch_notes=job.patch_notes)
+        outcome = compare.compare_cluster(job.cluster, targets, live, labelled, job.ignores,
+                                          show_secrets=request.show_secrets, content_only=job.content_only,
+                                          released=released, patch_notes=job.patch_notes)
+        for why in getattr(source, "skipped", []):
+            outcome.findings.append(Finding("DIFF-ORPHANS", f"{job.cluster}: orphans not searched: {why}",
+                                            None, WARNING))
+        return outcome._replace(source=_describe(source)) if hasattr(source, "where") else outcome
     finally:
         close = getattr(source, "close", None)
         if close is not None:
             close()
 
 
+def _describe(source: Any) -> str:
+    """What the cluster was read from, for the context line on stderr."""
+    where = getattr(source, "where", None)
+    host = getattr(source, "host", None)
+    if where is not None:
+        return f"{where} ({host})" if host else str(where)
+    return str(getattr(source, "origin", "a snapshot"))
+
+
+# How far past --timeout the main thread waits for a job to report its own DIFF-TIMEOUT before it
+# reports one itself: 5 % of the deadline, at most half a second (issue 18 item 8: within 10 %).
+GRACE_FRACTION, GRACE_MAX = 0.05, 0.5
+
+
 def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list[Any], list[Finding]]:
     """Clusters at most ``concurrency`` at a time, each in a daemon thread so that a request stuck
-    past the deadline cannot keep the process alive; results in cluster order."""
+    past the deadline cannot keep the process alive; results in cluster order. One deadline covers the
+    whole diff (every cluster, request and retry); at the deadline, helper processes the jobs started
+    (kubeconfig exec plugins) are killed."""
+    import time
+
+    from renderer.diff.live import Deadline
+
     offline = request.snapshot is not None or request.against is not None
     results: dict[int, Any] = {}
     errors: dict[int, list[Finding]] = {}
@@ -298,16 +341,16 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
             except RenderError as exc:
                 errors[i] = exc.findings
         return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
+    deadline = Deadline(request.timeout)
     progress = _Progress(err, len(jobs))
     slots = threading.Semaphore(request.concurrency)
-    done = threading.Event()
     lock = threading.Lock()
     threads: list[tuple[int, threading.Thread]] = []
     crashed: list[BaseException] = []
 
     def work(i: int, job: _Job) -> None:
         try:
-            outcome = _diff_cluster(request, job)
+            outcome = _diff_cluster(request, job, deadline)
             with lock:
                 results[i] = outcome
         except RenderError as exc:
@@ -320,26 +363,48 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
             slots.release()
             with lock:
                 progress.step(job.cluster)
-            done.set()
 
+    end = deadline.end + min(GRACE_MAX, GRACE_FRACTION * request.timeout)
     for i, job in enumerate(jobs):
-        slots.acquire(timeout=request.timeout + 5.0)  # a stuck cluster must not hold the rest back forever
+        if not slots.acquire(timeout=max(0.0, end - time.monotonic())):
+            break  # the deadline passed while earlier clusters ran: the rest are timeouts below
         thread = threading.Thread(target=work, args=(i, job), name=f"diff-{job.cluster}", daemon=True)
         thread.start()
         threads.append((i, thread))
-    grace = 5.0
-    for i, thread in threads:
-        thread.join(request.timeout + grace)
-        if thread.is_alive():
-            with lock:
-                errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i].cluster}: no answer within "
-                                              f"--timeout {request.timeout:g}s")])
-    progress.clear()
-    if crashed:
-        raise crashed[0]
+    started = {i for i, _ in threads}
+    for _i, thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    late = [i for i, thread in threads if thread.is_alive()] + [i for i in range(len(jobs)) if i not in started]
+    if late:
+        _end_helpers()
     with lock:
+        for i in late:
+            errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i].cluster}: no answer within "
+                                          f"--timeout {request.timeout:g}s")])
+        progress.clear()
+        if crashed:
+            raise crashed[0]
         return [results[i] for i in sorted(results) if i not in errors], \
             [f for i in sorted(errors) for f in errors[i]]
+
+
+def _end_helpers() -> None:
+    """Kill the child processes of this process (kubeconfig exec plugins a stuck job started): they
+    must not outlive a diff that gave up on them. Linux ``/proc``; elsewhere nothing is found."""
+    import contextlib
+    import os
+    import signal
+
+    pids: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{task}/children", encoding="ascii") as handle:
+                pids.update(int(p) for p in handle.read().split())
+    except OSError:
+        return
+    for pid in pids:
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            os.kill(pid, signal.SIGKILL)
 
 
 class _Progress:

@@ -28,9 +28,22 @@ CODES: list[Code] = [
     Code("DIFF-CLIENT", ERROR, "No usable cluster connection: kubeconfig, context or the live extra",
          "The kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config, or the in-cluster service account) "
          "is missing or unreadable, the context does not exist (with --all: the context named like the "
-         "cluster, or live.context), or the kubernetes/deepdiff packages are not installed "
-         "(pip install 'cozy-render[live]').",
+         "cluster, or live.context), or the `kubernetes` client is not installed (the message names the "
+         "command for this install: `pip install '<checkout>[live]'` from a source tree, else "
+         "`pip install 'kubernetes>=37'`). --snapshot and --against need no client.",
          "design.md, Diff; kubeconfig contexts"),
+    Code("DIFF-CONTEXT", ERROR, "The live cluster holds another cluster's objects: the wrong context",
+         "Every object cozy-render renders carries `render.cozystack.io/cluster: <name>`. When the API server "
+         "diff reached holds objects labelled for another cluster, the kubeconfig context points at the wrong "
+         "cluster, and comparing would report everything as missing or orphaned. The line names both "
+         "clusters and the context; pass --context or set live.context in the overlay.",
+         "issue 18 item 7; kubectl config current-context"),
+    Code("DIFF-ORPHANS", WARNING, "Orphans of some kinds could not be searched",
+         "diff lists every listable kind the API server serves for objects with the cluster's label. A kind "
+         "the render does not have whose list fails (403 without cluster-wide list RBAC, an aggregated API "
+         "that is down) is named here; the diff of the rendered objects is complete, but an orphan of that "
+         "kind would not show. A failure on a rendered kind is DIFF-LIVE.",
+         "issue 18 item 4"),
     Code("DIFF-SNAPSHOT", ERROR, "A --snapshot or --against file is not kubectl get output",
          "Each file must hold Kubernetes objects as `kubectl get -o yaml|json` writes them: single "
          "objects, Lists, or multi-document streams. A file that does not parse, a document that is not "

@@ -20,7 +20,9 @@ CREATE, CHANGE, UNCHANGED, ORPHANED, PATCH_TARGET_MISSING, SKIPPED = (
     "create", "change", "unchanged", "orphaned", "patch-target-missing", "skipped")
 STATUS_TEXT = {CREATE: "to create", CHANGE: "to change", UNCHANGED: "unchanged", ORPHANED: "orphaned",
                PATCH_TARGET_MISSING: "patch target missing", SKIPPED: "skipped"}
-DIFFERENT = frozenset({CREATE, CHANGE, ORPHANED})
+# A patch whose live target is absent is a difference too (issue 18 item 3): syncing it would
+# create a partial object, so it is never "no differences" (exit 1 at least; PLT-11 errors exit 3).
+DIFFERENT = frozenset({CREATE, CHANGE, ORPHANED, PATCH_TARGET_MISSING})
 
 Key = tuple[str, str, str, str]  # API group, kind, namespace, name
 
@@ -185,6 +187,7 @@ class Outcome(NamedTuple):
     cluster: str
     items: list[Item]
     findings: list[Finding]
+    source: str = ""  # what the live side was read from (the context line on stderr)
 
     def count(self, status: str) -> int:
         return sum(1 for i in self.items if i.status == status)
@@ -269,10 +272,16 @@ def _compare_one(key: Key, d: Desired, current: Obj | None, ignores: list[Ignore
             "is Ready.", ERROR)
         findings.append(Finding("PLT-11", message, None, severity))
         return Item(key, api_version, PATCH_TARGET_MISSING, None, None, "the platform release has not created it")
-    want = normalise(d.compare_to, defaults=not (patch and d.compare_to is d.obj))
+    server_side = d.compare_to is not d.obj
+    want = normalise(d.compare_to, defaults=not (patch and not server_side))
+    if server_side:
+        # The dry-run result is the live object with our apply merged in: it carries every other
+        # manager's metadata (Argo CD's tracking id, Helm's labels, controller annotations). Both sides
+        # lose the same server-owned and foreign fields, judged against what we render.
+        drop_foreign(want, d.obj)
     have = normalise(current) if current is not None else None
     if have is not None:
-        if patch and d.compare_to is d.obj:
+        if patch and not server_side:
             have = project(have, want)
         else:
             drop_foreign(have, d.obj)

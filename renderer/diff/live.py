@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
+from urllib.parse import quote, urlencode
 
 from renderer.diff.compare import CLUSTER_LABEL, Key, key_of, ref
 from renderer.errors import EXIT_INPUT, Finding, Location, RenderError
@@ -23,10 +26,6 @@ Obj = dict[str, Any]
 T = TypeVar("T")
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
-# Kinds listed for orphans even when the render has none of them left (the last VLAN deleted still
-# leaves NADs behind): what cozy-render's features emit.
-FEATURE_KINDS = (("cozystack.io/v1alpha1", "Package"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
-                 ("v1", "ConfigMap"), ("apps/v1", "DaemonSet"))
 
 
 def _error(code: str, message: str, where: Location | None = None) -> RenderError:
@@ -37,13 +36,76 @@ def _error(code: str, message: str, where: Location | None = None) -> RenderErro
 
 
 def snapshot_files(path: Path, *, against: bool) -> list[Path]:
+    """The regular files of a snapshot or ``--against`` source, in name order. A symlink that leaves the
+    named folder, or any entry that is not a regular file or folder, is an error naming it: its content
+    is never read (issue 25 item 2: a committed link to /proc/self/environ must not be printed as
+    "live"). The folder is walked without following links."""
+    from renderer.load import limits
+    from renderer.load.yamlio import display_path
+
+    try:
+        top = path.lstat()
+    except OSError:
+        raise _error("DIFF-SNAPSHOT", f"{display_path(path)}: no such file or folder") from None
+    if stat.S_ISLNK(top.st_mode):
+        path = path.resolve()  # the path given on the command line may be a link; what it holds may not
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise _error("DIFF-SNAPSHOT", f"{path}: no such file or folder")
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SNAPSHOT_SUFFIXES
-                   and not (against and p.name == "kustomization.yaml"))
-    return files
+        raise _error("DIFF-SNAPSHOT", f"{display_path(path)}: not a regular file or folder")
+    root = path.resolve()
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in list(dirs):
+            if os.path.islink(os.path.join(folder, name)):
+                _refuse_link(Path(folder, name), root)
+        for name in sorted(names):
+            file = Path(folder, name)
+            if file.suffix not in SNAPSHOT_SUFFIXES or (against and name == "kustomization.yaml"):
+                continue
+            mode = file.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                file = _refuse_link(file, root)  # read the target itself (opened without following links)
+                mode = file.stat().st_mode
+            if not stat.S_ISREG(mode):
+                raise _error("DIFF-SNAPSHOT", "not a regular file (a FIFO, device or socket is never read)",
+                             Location(display_path(file)))
+            files.append(file)
+            if len(files) > limits.MAX_SNAPSHOT_FILES:
+                raise _error("DIFF-SNAPSHOT", f"more than {limits.MAX_SNAPSHOT_FILES} files under it",
+                             Location(display_path(path)))
+    return sorted(files)
+
+
+def _refuse_link(link: Path, root: Path) -> Path:
+    """The target of a link inside ``root``; a link out of it (or a broken or looping one) is an error."""
+    from renderer.load.yamlio import display_path
+
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise _error("DIFF-SNAPSHOT", "a broken or looping symlink", Location(display_path(link))) from None
+    if target != root and root not in target.parents:
+        raise _error("DIFF-SNAPSHOT", "a symlink out of the folder; its content is never read",
+                     Location(display_path(link)))
+    if target.is_dir():
+        raise _error("DIFF-SNAPSHOT", "a symlink to a folder; it is not followed", Location(display_path(link)))
+    return target
+
+
+def _safe_loader() -> Any:
+    """libyaml's safe loader: PyYAML's when installed (the live extra), else ruamel.yaml's (the base
+    install), so ``--snapshot`` and ``--against`` need no extra."""
+    try:
+        import yaml
+
+        return getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.YAMLError
+    except ImportError:
+        from ruamel.yaml import YAMLError
+        from ruamel.yaml.cyaml import CSafeLoader
+
+        return CSafeLoader, YAMLError
 
 
 def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
@@ -58,27 +120,85 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
             except json.JSONDecodeError as exc:
                 raise _error("DIFF-SNAPSHOT", f"malformed or truncated JSON: {exc.msg}",
                              Location(display, exc.lineno, exc.colno)) from None
+            except RecursionError:
+                raise _error("DIFF-SNAPSHOT", "JSON nested too deeply", Location(display, *_line_col(text, pos))) \
+                    from None
+            except ValueError as exc:  # an integer past Python's digit limit
+                raise _error("DIFF-SNAPSHOT", f"malformed JSON: {_first_line(exc)}",
+                             Location(display, *_line_col(text, pos))) from None
             yield doc, text.count("\n", 0, pos) + 1
             pos = end
             while pos < len(text) and text[pos].isspace():
                 pos += 1
         return
-    import yaml
-
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader_cls, yaml_error = _safe_loader()
     loader = loader_cls(text)
     try:
         while loader.check_node():
             node = loader.get_node()
             line = node.start_mark.line + 1 if node is not None else 1
-            yield loader.construct_document(node), line
-    except yaml.YAMLError as exc:
+            try:
+                yield loader.construct_document(node), line
+            except (ValueError, OverflowError, RecursionError) as exc:  # an integer past Python's limit
+                raise _error("DIFF-SNAPSHOT", f"malformed YAML: {_first_line(exc)}", Location(display, line, 1)) \
+                    from None
+    except yaml_error as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Location(display, mark.line + 1, mark.column + 1) if mark is not None else Location(display)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _error("DIFF-SNAPSHOT", f"malformed or truncated YAML: {problem}", where) from None
     finally:
         loader.dispose()
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+class _Budget:
+    """Nodes left for one snapshot source (``limits.MAX_SNAPSHOT_NODES``)."""
+
+    def __init__(self) -> None:
+        from renderer.load import limits
+
+        self.nodes = limits.MAX_SNAPSHOT_NODES
+
+
+def _check_tree(doc: Any, display: str, line: int, budget: _Budget) -> None:
+    """kubectl never writes anchors or aliases: a map or list reached twice (an alias, a recursive
+    alias) is refused, as are nesting past ``limits.MAX_DEPTH``, integers outside int64/uint64 and
+    more nodes than the budget. Iterative, so no input can exhaust the interpreter's stack."""
+    from renderer.load import limits
+
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(doc, 1)] if isinstance(doc, (dict, list)) else []
+    nodes = budget.nodes - 1
+    low, high = limits.INT_MIN, limits.INT_MAX
+    while stack:  # only containers are pushed: scalars, most of the nodes, are checked in place
+        node, depth = stack.pop()
+        if id(node) in seen:
+            raise _error("DIFF-SNAPSHOT", "a YAML alias (or a recursive one): kubectl get output has none",
+                         Location(display, line, 1))
+        seen.add(id(node))
+        if depth > limits.MAX_DEPTH:
+            raise _error("DIFF-SNAPSHOT", f"nested deeper than {limits.MAX_DEPTH} levels", Location(display, line, 1))
+        children = node.values() if node.__class__ is dict else node
+        nodes -= 2 * len(children) if node.__class__ is dict else len(children)
+        if nodes < 0:
+            raise _error("DIFF-SNAPSHOT", f"more than {limits.MAX_SNAPSHOT_NODES} nodes in this source",
+                         Location(display, line, 1))
+        for child in children:
+            cls = child.__class__
+            if cls is dict or cls is list:
+                stack.append((child, depth + 1))
+            elif cls is int and not low <= child <= high:
+                raise _error("DIFF-SNAPSHOT", "an integer outside the int64/uint64 range", Location(display, line, 1))
+    budget.nodes = nodes
 
 
 def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
@@ -92,11 +212,41 @@ def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
             yield from _objects(item, display, line)
         return
     meta = doc.get("metadata") if isinstance(doc, dict) else None
-    if not (isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind") and isinstance(meta, dict)
-            and meta.get("name")):
+    if not (isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and doc.get("apiVersion")
+            and isinstance(doc.get("kind"), str) and doc.get("kind") and isinstance(meta, dict)
+            and isinstance(meta.get("name"), str) and meta.get("name")
+            and isinstance(meta.get("namespace") or "", str)):
         raise _error("DIFF-SNAPSHOT", "not a Kubernetes object with apiVersion, kind and metadata.name "
                      "(a truncated dump?)", Location(display, line, 1))
     yield doc
+
+
+def _read(file: Path, display: str, total: list[int]) -> str:
+    from renderer.load import limits
+
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _error("DIFF-SNAPSHOT", f"cannot read: {exc.strerror}", Location(display)) from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise _error("DIFF-SNAPSHOT", "not a regular file", Location(display))
+        if st.st_size > limits.MAX_SNAPSHOT_FILE_BYTES:
+            raise _error("DIFF-SNAPSHOT", f"file is {st.st_size} bytes; the limit is "
+                         f"{limits.MAX_SNAPSHOT_FILE_BYTES}", Location(display, 1, 1))
+        total[0] += st.st_size
+        if total[0] > limits.MAX_SNAPSHOT_BYTES:
+            raise _error("DIFF-SNAPSHOT", f"the files add up to more than {limits.MAX_SNAPSHOT_BYTES} bytes",
+                         Location(display, 1, 1))
+        data = handle.read(limits.MAX_SNAPSHOT_FILE_BYTES + 1)
+    if len(data) > limits.MAX_SNAPSHOT_FILE_BYTES:
+        raise _error("DIFF-SNAPSHOT", f"file grew past {limits.MAX_SNAPSHOT_FILE_BYTES} bytes while read",
+                     Location(display, 1, 1))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _error("DIFF-SNAPSHOT", f"not UTF-8 (byte {exc.start})", Location(display)) from None
 
 
 def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
@@ -105,13 +255,13 @@ def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
 
     index: dict[Key, Obj] = {}
     seen: dict[Key, str] = {}
+    budget = _Budget()
+    total = [0]
     for file in snapshot_files(path, against=against):
         display = display_path(file)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _error("DIFF-SNAPSHOT", f"cannot read: {exc}", Location(display)) from None
+        text = _read(file, display, total)
         for doc, line in _documents(text, display):
+            _check_tree(doc, display, line, budget)
             for obj in _objects(doc, display, line):
                 key = key_of(obj)
                 if key in index:
@@ -126,8 +276,9 @@ class SnapshotSource:
     """Live state read from files. An object the render has without a namespace matches a
     snapshot object in namespace ``default``, as kubectl would have applied it there."""
 
-    def __init__(self, index: dict[Key, Obj]) -> None:
+    def __init__(self, index: dict[Key, Obj], origin: str = "a snapshot") -> None:
         self.index = index
+        self.origin = origin
 
     def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
         live: dict[Key, Obj | None] = {}
@@ -184,19 +335,56 @@ def contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
     return [c["name"] for c in found or []], (current or {}).get("name")
 
 
+class Resource(NamedTuple):
+    """One kind the API server serves (a discovery entry)."""
+
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    verbs: frozenset[str]
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        base = f"/api/{self.api_version}" if "/" not in self.api_version else f"/apis/{self.api_version}"
+        if namespace:
+            base += f"/namespaces/{quote(namespace, safe='')}"
+        base += f"/{self.plural}"
+        return base + (f"/{quote(name, safe='')}" if name else "")
+
+
+LIST_CONCURRENCY = 8  # list and discovery requests in flight at once, per cluster
+LIST_PAGE = 500  # items per list page (`limit`), as kubectl's chunking does
+CHUNK = 64 * 1024
+UNAVAILABLE = object()  # a group version the server lists but cannot serve now
+
+
+class _Fault(Exception):
+    """A transport failure, already worded; ``retry`` when another attempt may succeed."""
+
+    def __init__(self, detail: str, retry: bool, timeout: bool = False) -> None:
+        super().__init__(detail)
+        self.detail, self.retry, self.timeout = detail, retry, timeout
+
+
 class ClusterSource:
-    """One cluster's API server through the official client (DynamicClient over the kubeconfig).
+    """One cluster's API server over plain HTTP requests through the official client's connection
+    pool and authentication (the kubeconfig's TLS settings, tokens, client certificates and exec
+    plugins, which run as kubectl runs them).
 
-    All requests share one ``Deadline``; each request gets what is left of it as its timeout, and a
-    retryable failure (429, 5xx, a dropped connection) is retried at most ``RETRIES`` times."""
+    Every request shares one ``Deadline`` (its socket timeouts are what is left of it, and a body is
+    read in chunks with the deadline checked between them), every body is read up to
+    ``limits.MAX_RESPONSE_BYTES`` after decompression, a retryable failure (429, 5xx, a reset or
+    refused connection) is retried at most ``RETRIES`` times, and each fault is worded by what it
+    is: refused, reset, truncated, timeout, 401, 403, 5xx, malformed. ``requests`` counts them."""
 
-    def __init__(self, kubeconfig: str | None, context: str | None, deadline: Deadline, cache_dir: Path,
+    def __init__(self, kubeconfig: str | None, context: str | None, deadline: Deadline,
                  field_manager: str = "cozy-render") -> None:
         from kubernetes import client, config
 
         self.deadline = deadline
         self.field_manager = field_manager
         self.context = context
+        self.requests = 0
         configuration = client.Configuration()
         try:
             if kubeconfig is None:
@@ -213,62 +401,127 @@ class ClusterSource:
             raise
         except Exception as exc:  # noqa: BLE001 - ConfigException and friends; say which kubeconfig
             raise _error("DIFF-CLIENT", f"cannot load {kubeconfig or 'in-cluster config'}"
-                         f"{f' context {context}' if context else ''}: {exc}") from None
-        configuration.retries = 0  # our own bounded retries, under the deadline
-        self.host = configuration.host
+                         f"{f' context {context}' if context else ''}: {_first_line(exc)}") from None
+        self.host = configuration.host.rstrip("/")
         self.api = client.ApiClient(configuration)
-        self.cache_dir = cache_dir
-        self.cache_file = str(cache_dir / "discovery.json")
-        self._dynamic: Any = None
-        self._resources: dict[tuple[str, str], Any] = {}
+        self.pool = self.api.rest_client.pool_manager
+        self._lock = threading.Lock()
+        self._resources: dict[tuple[str, str], Resource] | None = None
+        self._preferred: dict[str, str] = {}  # group -> preferred groupVersion
+        self._failed_groups: dict[str, str] = {}  # groupVersion -> why its discovery failed
+        self.skipped: list[str] = []  # kinds whose orphans could not be searched, and why
 
     def close(self) -> None:
-        """Close pooled connections (and remove the discovery cache)."""
-        import shutil
-
-        pool = getattr(getattr(self.api, "rest_client", None), "pool_manager", None)
-        if pool is not None:
-            pool.clear()
-        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        """Close pooled connections."""
+        self.pool.clear()
 
     # - plumbing -
 
-    def _call(self, what: str, fn: Callable[[float], T]) -> T:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
+    def _once(self, method: str, path: str, query: list[tuple[str, str]], body: bytes | None,
+              content_type: str | None) -> tuple[int, bytes]:
+        import urllib3
+        from urllib3 import exceptions as u3
 
+        from renderer.load import limits
+
+        headers = {"Accept": "application/json", "User-Agent": "cozy-render", "Accept-Encoding": "gzip"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        auth_query: list[tuple[str, str]] = []
+        self.api.update_params_for_auth(headers, auth_query, ["BearerToken"], path, method, None)
+        url = self.host + path + (("?" + urlencode(query + auth_query)) if query or auth_query else "")
+        remaining = self.deadline.remaining()
+        if remaining <= 0:
+            raise _Fault("timeout", False, timeout=True)
+        with self._lock:
+            self.requests += 1
+        try:
+            response = self.pool.request(method, url, body=body, headers=headers, preload_content=False,
+                                         retries=False, redirect=False,
+                                         timeout=urllib3.Timeout(connect=remaining, read=remaining))
+        except u3.NewConnectionError as exc:  # before ConnectTimeoutError: urllib3 2 derives it from that
+            text = str(exc)
+            if "Connection refused" in text or "Errno 111" in text:
+                raise _Fault("connection refused", True) from None
+            if "Name or service not known" in text or "Temporary failure in name resolution" in text \
+                    or "nodename nor servname" in text:
+                raise _Fault("host name not resolved", False) from None
+            raise _Fault(f"cannot connect: {_short(text)}", True) from None
+        except (u3.ConnectTimeoutError, u3.ReadTimeoutError):
+            raise _Fault("timeout", False, timeout=True) from None
+        except u3.SSLError as exc:
+            raise _Fault(f"TLS failure: {_short(str(exc))}", False) from None
+        except u3.ProtocolError as exc:
+            raise _classify_protocol(exc) from None
+        except u3.HTTPError as exc:
+            raise _Fault(_short(str(exc)), True) from None
+        try:
+            declared = response.headers.get("Content-Length")
+            if declared is not None and declared.isdigit() and int(declared) > limits.MAX_RESPONSE_BYTES:
+                raise _Fault(f"response of {declared} bytes, over the {limits.MAX_RESPONSE_BYTES}-byte limit",
+                             False)
+            data = bytearray()
+            try:
+                for chunk in response.stream(CHUNK, decode_content=True):
+                    data += chunk
+                    if len(data) > limits.MAX_RESPONSE_BYTES:
+                        raise _Fault(f"response over the {limits.MAX_RESPONSE_BYTES}-byte limit "
+                                     "(after decompression)", False)
+                    if self.deadline.remaining() <= 0:
+                        raise _Fault("timeout", False, timeout=True)
+            except (u3.ReadTimeoutError, TimeoutError):
+                raise _Fault("timeout", False, timeout=True) from None
+            except u3.DecodeError:
+                raise _Fault("malformed response (bad compression)", False) from None
+            except u3.ProtocolError as exc:
+                raise _classify_protocol(exc) from None
+            except OSError as exc:
+                raise _Fault(_short(str(exc)), True) from None
+            return response.status, bytes(data)
+        finally:
+            response.release_conn() if response.status < 400 else response.close()
+
+    def _request(self, what: str, method: str, path: str, query: list[tuple[str, str]] | None = None,
+                 body: bytes | None = None, content_type: str | None = None, *, missing_ok: bool = False,
+                 unavailable_ok: bool = False, raw: bool = False, missing: tuple[int, ...] = (404,)) -> Any:
+        """The JSON answer (``raw``: the bytes), or None for a ``missing`` status (404) when
+        ``missing_ok``, or UNAVAILABLE for a 404/503 when ``unavailable_ok`` (an aggregated API that is
+        down); anything else is a worded error."""
         delay = BACKOFF
         for attempt in range(1, RETRIES + 1):
-            remaining = self.deadline.remaining()
-            if remaining <= 0:
-                raise self._timeout(what)
             try:
-                return fn(remaining)
-            except ApiException as exc:
-                status = getattr(exc, "status", None) or 0
-                if status in (401, 403):
-                    raise _error("DIFF-LIVE", f"{what}: {status} {_reason(exc)} from {self.host} ({self.where}); "
-                                 "check the credentials and RBAC (get, list; patch for --server-side)") from None
-                if (status == 429 or status >= 500) and attempt < RETRIES:
-                    self._sleep(delay, what)
-                    delay *= 2
-                    continue
-                raise _error("DIFF-LIVE", f"{what}: {status} {_reason(exc)} from {self.host} ({self.where})") \
-                    from None
-            except HTTPError as exc:
-                text = str(exc)
-                timed_out = "timed out" in text.lower() or "timeout" in type(exc).__name__.lower()
-                if timed_out and self.deadline.remaining() <= 0.05:
+                status, data = self._once(method, path, list(query or []), body, content_type)
+            except _Fault as fault:
+                if fault.timeout:
                     raise self._timeout(what) from None
-                truncated = "IncompleteRead" in text or "ProtocolError" in type(exc).__name__
-                if attempt < RETRIES and not truncated:
+                if fault.retry and attempt < RETRIES:
                     self._sleep(delay, what)
                     delay *= 2
                     continue
-                detail = "truncated response" if truncated else _short(text)
-                raise _error("DIFF-LIVE", f"{what}: {detail} ({self.host}, {self.where})") from None
-            except OSError as exc:
-                raise _error("DIFF-LIVE", f"{what}: {exc} ({self.host}, {self.where})") from None
+                raise _error("DIFF-LIVE", f"{what}: {fault.detail} ({self.host}, {self.where})") from None
+            if status in missing and missing_ok:
+                return None
+            if unavailable_ok and (status == 404 or (status == 503 and attempt == RETRIES)):
+                return UNAVAILABLE
+            if status in (401, 403):
+                hint = ("check the credentials" if status == 401 else
+                        "check RBAC (get, list; patch for --server-side)")
+                raise _error("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
+                             f"{self.host} ({self.where}); {hint}")
+            if (status == 429 or status >= 500) and attempt < RETRIES:
+                self._sleep(delay, what)
+                delay *= 2
+                continue
+            if not 200 <= status < 300:
+                raise _error("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
+                             f"{self.host} ({self.where})")
+            if raw:
+                return data
+            try:
+                return json.loads(data)
+            except (ValueError, RecursionError):
+                raise _error("DIFF-LIVE", f"{what}: malformed JSON response from {self.host} ({self.where})") \
+                    from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _sleep(self, delay: float, what: str) -> None:
@@ -280,108 +533,158 @@ class ClusterSource:
         return _error("DIFF-TIMEOUT", f"{what}: no answer from {self.host} ({self.where}) within "
                       f"--timeout {self.deadline.seconds:g}s")
 
-    def _json(self, what: str, response: Any) -> Any:
-        try:
-            return json.loads(response.data)
-        except ValueError:
-            raise _error("DIFF-LIVE", f"{what}: truncated or malformed JSON from {self.host} ({self.where})") \
-                from None
-
     def _object(self, what: str, body: Any) -> Obj:
-        if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
-            raise _error("DIFF-LIVE", f"{what}: malformed response (not a Kubernetes object) from {self.host} "
-                         f"({self.where})")
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"] \
+                or not isinstance(meta.get("namespace") or "", str):
+            raise _error("DIFF-LIVE", f"{what}: malformed response (not a Kubernetes object with a "
+                         f"metadata.name) from {self.host} ({self.where})")
         return body
 
-    def _client(self) -> Any:
-        if self._dynamic is None:
-            from kubernetes import dynamic
+    # - discovery -
 
-            self._dynamic = self._call("API discovery", lambda _t: self._discovering(
-                "API discovery", lambda: dynamic.DynamicClient(self.api, cache_file=self.cache_file)))
-        return self._dynamic
+    def _discover(self) -> dict[tuple[str, str], Resource]:
+        """Every served kind: ``/api``, ``/apis``, then each group's versions' resource lists (at most
+        ``LIST_CONCURRENCY`` at once). A group version whose list fails is remembered: an error if a
+        rendered object needs it, a warning for the orphan search."""
+        if self._resources is not None:
+            return self._resources
+        groups = self._request("API discovery", "GET", "/apis")
+        core = self._request("API discovery", "GET", "/api")
+        if not isinstance(groups, dict) or not isinstance(groups.get("groups"), list) or not isinstance(core, dict):
+            raise _error("DIFF-LIVE", f"API discovery: malformed discovery response from {self.host} ({self.where})")
+        versions = [f"{v}" for v in core.get("versions") or [] if isinstance(v, str)]
+        for group in groups["groups"]:
+            if not isinstance(group, dict) or not isinstance(group.get("name"), str):
+                raise _error("DIFF-LIVE", f"API discovery: malformed discovery response from {self.host} "
+                             f"({self.where})")
+            preferred = (group.get("preferredVersion") or {}).get("groupVersion")
+            for v in group.get("versions") or []:
+                gv = v.get("groupVersion") if isinstance(v, dict) else None
+                if isinstance(gv, str) and gv.count("/") == 1:
+                    versions.append(gv)
+            if isinstance(preferred, str):
+                self._preferred[group["name"]] = preferred
+        resources: dict[tuple[str, str], Resource] = {}
 
-    def _discovering(self, what: str, fn: Callable[[], T]) -> T:
-        # The client parses discovery itself and, on a body that is not JSON, goes on with a string
-        # (``meta_request`` returns the raw text) until an attribute lookup fails: malformed input.
-        try:
-            return fn()
-        except (ValueError, AttributeError, TypeError, KeyError):
-            raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} ({self.where})") \
-                from None
+        def one(gv: str) -> list[Resource]:
+            what = f"API discovery of {gv}"
+            path = f"/api/{gv}" if "/" not in gv else f"/apis/{gv}"
+            # Only an unavailable group version (an aggregated API that is down, as kubectl warns) is
+            # passed over; a malformed, truncated or forbidden answer is an error.
+            body = self._request(what, "GET", path, unavailable_ok=gv != "v1")
+            if body is UNAVAILABLE:
+                with self._lock:
+                    self._failed_groups[gv] = f"{what}: the server is currently unable to handle the request"
+                return []
+            items = body.get("resources") if isinstance(body, dict) else None
+            if not isinstance(items, list):
+                raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} ({self.where})")
+            found = []
+            for r in items:
+                if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("name", "kind")):
+                    raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} "
+                                 f"({self.where})")
+                if "/" in r["name"]:
+                    continue  # a subresource
+                verbs: list[Any] = r["verbs"] if isinstance(r.get("verbs"), list) else []
+                found.append(Resource(gv, r["kind"], r["name"], bool(r.get("namespaced")),
+                                      frozenset(v for v in verbs if isinstance(v, str))))
+            return found
 
-    def resource(self, api_version: str, kind: str) -> Any:
+        for found in self._parallel(one, list(dict.fromkeys(versions))):
+            for r in found:
+                resources.setdefault((r.api_version, r.kind), r)
+        self._resources = resources
+        return resources
+
+    def _parallel(self, fn: Callable[[Any], T], items: list[Any]) -> list[T]:
+        """``fn`` over ``items``, at most LIST_CONCURRENCY at once, results in order; the first error wins."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if len(items) <= 1:
+            return [fn(i) for i in items]
+        with ThreadPoolExecutor(max_workers=LIST_CONCURRENCY, thread_name_prefix="diff-list") as pool:
+            futures = [pool.submit(fn, i) for i in items]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+
+    def resource(self, api_version: str, kind: str) -> Resource | None:
         """The discovered resource, or None if the server does not serve that kind."""
-        from kubernetes.dynamic.exceptions import ResourceNotFoundError
-
-        cache_key = (api_version, kind)
-        if cache_key not in self._resources:
-            dc = self._client()
-
-            what = f"discovery of {kind} ({api_version})"
-
-            def lookup() -> Any:
-                try:
-                    return dc.resources.get(api_version=api_version, kind=kind)
-                except ResourceNotFoundError:
-                    return None
-
-            self._resources[cache_key] = self._call(what, lambda _t: self._discovering(what, lookup))
-        return self._resources[cache_key]
+        found = self._discover().get((api_version, kind))
+        if found is None and api_version in self._failed_groups:
+            raise _error("DIFF-LIVE", f"discovery of {kind} ({api_version}): {self._failed_groups[api_version]}")
+        return found
 
     # - what diff asks -
 
     def get(self, obj: Obj) -> Obj | None:
-        from kubernetes.dynamic.exceptions import NotFoundError
-
         key = key_of(obj)
         resource = self.resource(str(obj["apiVersion"]), key[1])
         if resource is None:
             return None  # the kind is not served (its CRD is not installed): the object is to create
         namespace = (key[2] or "default") if resource.namespaced else None
         what = ref(key)
+        body = self._request(what, "GET", resource.path(namespace, key[3]), missing_ok=True)
+        return None if body is None else self._object(what, body)
 
-        def get(timeout: float) -> Obj | None:
-            try:
-                response = resource.get(name=key[3], namespace=namespace, serialize=False,
-                                        _request_timeout=timeout)
-            except NotFoundError:
-                return None
-            return self._object(what, self._json(what, response))
+    def _list(self, resource: Resource, selector: str | None, namespace: str | None = None) -> list[Obj]:
+        """Every item of one kind (in ``namespace`` when given), page by page (``limit``/``continue``,
+        at most MAX_LIST_PAGES pages; a token seen twice is an endless list), each item validated: a
+        name, no duplicates."""
+        from renderer.load import limits
 
-        return self._call(what, get)
-
-    def list_labelled(self, api_version: str, kind: str, cluster: str) -> list[Obj]:
-        return self._list(api_version, kind, f"{CLUSTER_LABEL}={cluster}")
+        namespace = namespace if resource.namespaced else None
+        what = f"list {resource.kind}" + (f" -n {namespace}" if namespace else "") + \
+            (f" -l {selector}" if selector else "")
+        items: list[Obj] = []
+        seen: set[tuple[str, str]] = set()
+        tokens: set[str] = set()
+        token = ""
+        for _page in range(limits.MAX_LIST_PAGES):
+            query = [("limit", str(LIST_PAGE))] + ([("labelSelector", selector)] if selector else []) + \
+                ([("continue", token)] if token else [])
+            body = self._request(what, "GET", resource.path(namespace), query)
+            page = body.get("items") if isinstance(body, dict) else None
+            if not isinstance(page, list):
+                raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.host} "
+                             f"({self.where})")
+            for item in page:
+                self._object(what, item)
+                meta = item["metadata"]
+                identity = (meta.get("namespace") or "", meta["name"])
+                if identity in seen:
+                    raise _error("DIFF-LIVE", f"{what}: malformed list response ({'/'.join(filter(None, identity))} "
+                                 f"twice) from {self.host} ({self.where})")
+                seen.add(identity)
+                item.setdefault("apiVersion", resource.api_version)  # items of built-in kinds omit them
+                item.setdefault("kind", resource.kind)
+                items.append(item)
+            list_meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+            next_token = list_meta.get("continue")
+            if not next_token:
+                return items
+            if not isinstance(next_token, str) or next_token in tokens:
+                raise _error("DIFF-LIVE", f"{what}: malformed list response (an endless continue) from {self.host} "
+                             f"({self.where})")
+            tokens.add(next_token)
+            token = next_token
+        raise _error("DIFF-LIVE", f"{what}: more than {limits.MAX_LIST_PAGES} pages of {LIST_PAGE} from {self.host} "
+                     f"({self.where})")
 
     def packages(self) -> list[Obj]:
         """Every live Package (``--effective``: the platform's own carry no label of ours)."""
-        return self._list(PACKAGE_API, "Package", None)
-
-    def _list(self, api_version: str, kind: str, selector: str | None) -> list[Obj]:
-        resource = self.resource(api_version, kind)
-        if resource is None:
-            return []
-        what = f"list {kind} -l {selector}" if selector else f"list {kind}"
-
-        def list_(timeout: float) -> list[Obj]:
-            options = {"label_selector": selector} if selector else {}
-            response = resource.get(serialize=False, _request_timeout=timeout, **options)
-            body = self._json(what, response)
-            items = body.get("items") if isinstance(body, dict) else None
-            if not isinstance(items, list):
-                raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.host}")
-            for item in items:  # items of built-in kinds omit apiVersion and kind
-                self._object(what, item)
-                item.setdefault("apiVersion", api_version)
-                item.setdefault("kind", kind)
-            return items
-
-        return self._call(what, list_)
+        resource = self.resource(PACKAGE_API, "Package")
+        return self._list(resource, None) if resource is not None else []
 
     def dry_run_apply(self, obj: Obj) -> Obj:
         """The object as the API server would store it after a server-side apply under our field
-        manager (``dryRun=All``: nothing is written)."""
+        manager (``dryRun=All``: nothing is written; ``force``: a field a hand edit took from us is a
+        difference to show, not a conflict)."""
         key = key_of(obj)
         resource = self.resource(str(obj["apiVersion"]), key[1])
         what = f"server-side dry-run of {ref(key)}"
@@ -389,23 +692,52 @@ class ClusterSource:
             raise _error("DIFF-LIVE", f"{what}: the server does not serve {key[1]} ({obj['apiVersion']}); "
                          "install its CRD first")
         namespace = (key[2] or "default") if resource.namespaced else None
-
-        def apply(timeout: float) -> Obj:
-            response = resource.server_side_apply(body=obj, name=key[3], namespace=namespace,
-                                                  field_manager=self.field_manager, force_conflicts=True,
-                                                  dry_run="All", serialize=False, _request_timeout=timeout)
-            return self._object(what, self._json(what, response))
-
-        return self._call(what, apply)
+        query = [("fieldManager", self.field_manager), ("dryRun", "All"), ("force", "true")]
+        body = self._request(what, "PATCH", resource.path(namespace, key[3]), query,
+                             json.dumps(obj).encode(), "application/apply-patch+yaml")
+        return self._object(what, body)
 
     def fetch(self, desired: list[Obj], cluster: str) -> tuple[dict[Key, Obj | None], list[Obj]]:
-        """One label-selected list per kind (the cluster's objects, for orphans and as the live copy of
-        everything already synced), then a GET only for rendered objects the lists did not hold
-        (never synced, or not labelled yet: a patch target before its first apply)."""
-        kinds = dict.fromkeys([(str(o["apiVersion"]), str(o["kind"])) for o in desired] + list(FEATURE_KINDS))
-        labelled: list[Obj] = []
-        for api_version, kind in kinds:
-            labelled.extend(self.list_labelled(api_version, kind, cluster))
+        """One list per listable kind the server serves (discovery-driven, the rendered kinds at their
+        rendered version, every other kind once at its group's preferred version), selecting objects
+        that carry the cluster label; then a GET only for rendered objects the lists did not hold.
+        Objects labelled for another cluster mean the wrong context: DIFF-CONTEXT."""
+        resources = self._discover()
+        rendered = dict.fromkeys((str(o["apiVersion"]), str(o["kind"])) for o in desired)
+        for api_version, kind in rendered:
+            self.resource(api_version, kind)  # a failed discovery of a rendered kind is an error
+        chosen: dict[tuple[str, str], Resource] = {}
+        for (api_version, kind), r in resources.items():
+            group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+            if "list" not in r.verbs:
+                continue
+            # a rendered kind at its rendered version; any other once, at its group's preferred version
+            preferred = not group or self._preferred.get(group) == api_version
+            if (api_version, kind) in rendered or ((group, kind) not in chosen and preferred):
+                chosen[(group, kind)] = r
+        selector = CLUSTER_LABEL
+        self.skipped = [f"{gv}: {why}" for gv, why in sorted(self._failed_groups.items())]
+
+        def one(r: Resource) -> list[Obj]:
+            try:
+                return self._list(r, selector)
+            except RenderError as exc:
+                code = exc.findings[0].code if exc.findings else ""
+                if (r.api_version, r.kind) in rendered or code == "DIFF-TIMEOUT":
+                    raise
+                with self._lock:  # a kind we do not render: its orphans cannot be searched (a warning)
+                    self.skipped.append(exc.findings[0].message)
+                return []
+
+        everything = [o for found in self._parallel(one, [chosen[k] for k in sorted(chosen)]) for o in found]
+        labelled = [o for o in everything if _labels(o).get(CLUSTER_LABEL) == cluster]
+        others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in everything} - {cluster})
+        if others:
+            example = next(o for o in everything if _labels(o).get(CLUSTER_LABEL) != cluster)
+            raise _error("DIFF-CONTEXT", f"{cluster}: {self.where} ({self.host}) holds objects of cluster "
+                         f"{', '.join(others)} ({ref(key_of(example))} is labelled "
+                         f"{CLUSTER_LABEL}={_labels(example).get(CLUSTER_LABEL)}), not {cluster}: the wrong "
+                         "context? Pass --context, or set live.context in the overlay")
         listed = {key_of(o): o for o in labelled}
         live: dict[Key, Obj | None] = {}
         for obj in desired:
@@ -415,16 +747,44 @@ class ClusterSource:
         return live, labelled
 
 
-def _reason(exc: Any) -> str:
-    reason = getattr(exc, "reason", "") or ""
-    body = getattr(exc, "body", None)
-    message = ""
-    if body:
-        try:
-            message = json.loads(body).get("message", "")
-        except (ValueError, AttributeError, TypeError):
-            message = ""
-    return f"{reason}: {message}" if message else str(reason)
+def _labels(obj: Obj) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return labels if isinstance(labels, dict) else {}
+
+
+def _classify_protocol(exc: Exception) -> _Fault:
+    text = str(exc)
+    if "IncompleteRead" in text or "InvalidChunkLength" in text or "Response ended prematurely" in text:
+        return _Fault("truncated response", False)
+    if "Connection reset" in text or "ConnectionResetError" in text or "Errno 104" in text:
+        return _Fault("connection reset", True)
+    if "RemoteDisconnected" in text or "closed connection without response" in text:
+        return _Fault("connection closed without a response", True)
+    if "Connection refused" in text:
+        return _Fault("connection refused", True)
+    return _Fault(f"protocol error: {_short(text)}", True)
+
+
+def _status_text(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "error"
+
+
+def _message(data: bytes) -> str:
+    """A Status body's message, short and on one line (a hostile body is never echoed whole)."""
+    try:
+        message = json.loads(data[:65536]).get("message", "")
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return ""
+    if not isinstance(message, str) or not message:
+        return ""
+    line = " ".join(message.split())
+    return f": {line[:200]}{'…' if len(line) > 200 else ''}"
 
 
 def _short(text: str) -> str:

@@ -50,8 +50,15 @@ def to_yaml(obj: Any) -> str:
     return _yaml_dump(obj)
 
 
+def _literal_ok(value: str) -> bool:
+    return "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" ")
+
+
 def _yaml_dump(obj: Any) -> str:
-    import yaml
+    try:
+        import yaml
+    except ImportError:  # the base install: ruamel.yaml, same layout
+        return _ruamel_dump(obj)
 
     base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -59,13 +66,37 @@ def _yaml_dump(obj: Any) -> str:
         pass
 
     def text(dumper: Any, value: str) -> Any:
-        style = "|" if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" ") \
-            else None
+        style = "|" if _literal_ok(value) else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     Dumper.add_representer(str, text)
     return yaml.dump(obj, Dumper=Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
                      width=1 << 16)
+
+
+def _ruamel_dump(obj: Any) -> str:
+    import io
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    def prepared(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: prepared(node[k]) for k in sorted(node)}
+        if isinstance(node, list):
+            return [prepared(v) for v in node]
+        if isinstance(node, str) and _literal_ok(node):
+            return LiteralScalarString(node)
+        return node
+
+    y = YAML(typ="rt", pure=True)
+    y.default_flow_style = False
+    y.width = 1 << 16
+    y.allow_unicode = True
+    y.indent(mapping=2, sequence=2, offset=0)
+    stream = io.StringIO()
+    y.dump(prepared(obj), stream)
+    return stream.getvalue()
 
 
 def unified(item: Item) -> list[str]:
@@ -113,28 +144,38 @@ def write_text(outcome: Outcome, out: TextIO, colour: bool, with_diffs: bool, he
 
 
 def changes(item: Item) -> list[dict[str, Any]]:
-    """Changed paths with old and new values, from deepdiff's tree view (only called for objects that
-    are not ``==``)."""
-    from deepdiff import DeepDiff
-
+    """Changed paths with old and new values (only called for objects that are not ``==``), named as
+    deepdiff's tree view names them (values_changed, type_changes, dictionary_item_added/removed,
+    iterable_item_added/removed), without its import: maps by key, lists by index."""
     if item.live is None or item.desired is None:
         return [{"path": "", "type": "object_added" if item.live is None else "object_removed",
                  **({"new": item.desired} if item.live is None else {"old": item.live})}]
-    tree = DeepDiff(item.live, item.desired, view="tree", verbose_level=2)
     out: list[dict[str, Any]] = []
-    for change_type in sorted(tree):
-        for level in tree[change_type]:
-            entry: dict[str, Any] = {"path": _pointer(level.path(output_format="list")), "type": change_type}
-            if not _missing(level.t1):
-                entry["old"] = level.t1
-            if not _missing(level.t2):
-                entry["new"] = level.t2
-            out.append(entry)
+    stack: list[tuple[Any, Any, list[Any]]] = [(item.live, item.desired, [])]
+    while stack:
+        old, new, path = stack.pop()
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in old.keys() - new.keys():
+                out.append({"path": _pointer([*path, key]), "type": "dictionary_item_removed", "old": old[key]})
+            for key in new.keys() - old.keys():
+                out.append({"path": _pointer([*path, key]), "type": "dictionary_item_added", "new": new[key]})
+            stack.extend((old[k], new[k], [*path, k]) for k in old.keys() & new.keys() if old[k] != new[k])
+        elif isinstance(old, list) and isinstance(new, list):
+            for i in range(len(new), len(old)):
+                out.append({"path": _pointer([*path, i]), "type": "iterable_item_removed", "old": old[i]})
+            for i in range(len(old), len(new)):
+                out.append({"path": _pointer([*path, i]), "type": "iterable_item_added", "new": new[i]})
+            stack.extend((a, b, [*path, i]) for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+        elif _same_type(old, new):
+            out.append({"path": _pointer(path), "type": "values_changed", "old": old, "new": new})
+        else:
+            out.append({"path": _pointer(path), "type": "type_changes", "old": old, "new": new})
     return sorted(out, key=lambda e: e["path"])
 
 
-def _missing(value: Any) -> bool:
-    return type(value).__name__ == "NotPresent"
+def _same_type(a: Any, b: Any) -> bool:
+    return type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                  and not isinstance(a, bool) and not isinstance(b, bool))
 
 
 def _pointer(parts: list[Any]) -> str:

@@ -50,25 +50,10 @@ class Reader:
         self.source = source
 
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Obj]:
-        source = self.source
-        resource = source.resource(api_version, kind)
+        resource = self.source.resource(api_version, kind)
         if resource is None:
             return []  # the server does not serve the kind (e.g. no Package CRD): nothing of it exists
-        what = f"list {kind}" + (f" -n {namespace}" if namespace else "")
-
-        def list_(timeout: float) -> list[Obj]:
-            options = {"namespace": namespace} if namespace and resource.namespaced else {}
-            body = source._json(what, resource.get(serialize=False, _request_timeout=timeout, **options))
-            items = body.get("items") if isinstance(body, dict) else None
-            if not isinstance(items, list):
-                from renderer.diff.live import _error
-
-                raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {source.host}")
-            for item in items:
-                source._object(what, item)
-            return items
-
-        return source._call(what, list_)
+        return self.source._list(resource, None, namespace)  # bounded, paged and validated as diff's lists
 
     def exists(self, api_version: str, kind: str, name: str, namespace: str) -> bool:
         probe = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": namespace}}
@@ -77,26 +62,13 @@ class Reader:
     def log(self, namespace: str, pod: str, container: str, previous: bool) -> str:
         """The container's log (its last ``LOG_TAIL`` lines), or "" when the API server has none (a
         container that never started, or no previous instance: the server answers 400)."""
-        from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
+        from urllib.parse import quote
 
-        source = self.source
-        core = client.CoreV1Api(source.api)
         what = f"logs of pod {namespace}/{pod} container {container}" + (" (previous)" if previous else "")
-
-        def read(timeout: float) -> str:
-            try:
-                response = core.read_namespaced_pod_log(pod, namespace, container=container, previous=previous,
-                                                        tail_lines=LOG_TAIL, _preload_content=False,
-                                                        _request_timeout=timeout)
-            except ApiException as exc:
-                if exc.status in (400, 404):
-                    return ""
-                raise
-            data = getattr(response, "data", b"")  # the raw urllib3 response (_preload_content=False)
-            return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data)
-
-        return source._call(what, read)
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/log"
+        query = [("container", container), ("tailLines", str(LOG_TAIL))] + ([("previous", "true")] if previous else [])
+        data = self.source._request(what, "GET", path, query, missing_ok=True, raw=True, missing=(400, 404))
+        return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def read_state(source: Any, route: Route) -> LiveState:

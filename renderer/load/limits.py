@@ -97,3 +97,15 @@ class rereading:
     def __exit__(self, *_exc: object) -> None:
         global _current
         _current = self.saved
+
+
+# diff --snapshot / --against (kubectl get output, or a committed `render --out` folder; pull-request
+# input). A 10,000-object dump is about 20 MB of YAML; these bound a hostile one before it is parsed.
+MAX_SNAPSHOT_FILE_BYTES = 64 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024  # all files of one --snapshot/--against source
+MAX_SNAPSHOT_FILES = 10_000
+MAX_SNAPSHOT_NODES = 5_000_000  # maps, lists and scalars after parsing, across every file
+# diff against an API server: the largest response body read (a list page, a get, a dry-run answer),
+# decompressed, and the most pages one list may take (`continue`).
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+MAX_LIST_PAGES = 100

@@ -96,3 +96,26 @@ def cozy(*args: Any, env: dict[str, str] | None = None) -> Result:
     runner = CliRunner()
     result = runner.invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
     return Result(result.exit_code, result.stdout, result.stderr)
+
+
+def real_cluster(objects: list[dict[str, Any]], platform_packages: int = 40) -> list[dict[str, Any]]:
+    """What a real Cozystack cluster holds after Argo CD synced ``objects`` (issue 18): the API
+    server's defaults on every object, managedFields of several managers (Argo CD, helm-controller,
+    the operator's status writer), Argo CD's tracking id, the DaemonSet controller's annotation,
+    Packages the platform release owns (Helm's labels) and patched by us (co-managed), dozens of
+    unlabelled platform Packages, and the operator's status."""
+    from tests.kubefake import argo_synced, co_managed, helm_owned, unlabelled_platform_packages
+
+    out = []
+    for obj in objects:
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if annotations.get("render.cozystack.io/ownership") == "patch":
+            name = obj["metadata"]["name"]
+            spec = PLATFORM_NETWORKING_SPEC if name == "cozystack.networking" else {"variant": "default"}
+            base = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": name}, "spec": spec}
+            out.append(co_managed(base, obj))
+        elif obj["kind"] == "Package" and "app.kubernetes.io/managed-by" not in (obj["metadata"].get("labels") or {}):
+            out.append(helm_owned(obj))
+        else:
+            out.append(argo_synced(obj))
+    return out + unlabelled_platform_packages(platform_packages)

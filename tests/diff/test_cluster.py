@@ -56,16 +56,18 @@ def test_reads_one_labelled_list_per_kind_and_gets_only_what_the_lists_lack(
     assert unlabelled is not None
     del unlabelled["metadata"]["labels"]["render.cozystack.io/cluster"]
     assert cozy("diff", vlan, "--kubeconfig", kc).code == 1  # the label is missing live: a change
-    reads = [(m, p, q.get("labelSelector", [None])[0]) for m, p, q in fake.requests
-             if "/namespaces/" in p or p.endswith(("packages", "network-attachment-definitions", "configmaps",
-                                                   "daemonsets")) or "/packages/" in p]
+    from tests.kubefake import KINDS
+
+    discovery = {"/api", "/apis", "/api/v1"} | {f"/apis/{k.group}/{k.version}" for k in KINDS if k.group}
+    reads = [(m, p, q.get("labelSelector", [None])[0]) for m, p, q in fake.requests if p not in discovery]
     assert all(m == "GET" for m, _, _ in reads)
     assert [p for _, p, s in reads if s is None] == [
         "/apis/k8s.cni.cncf.io/v1/namespaces/tenant-prod/network-attachment-definitions/vlan200"]
+    # Orphans of any kind (issue 18 item 4): one list of every listable kind the server serves.
     lists = sorted(p for _, p, s in reads if s is not None)
-    assert lists == ["/api/v1/configmaps", "/apis/apps/v1/daemonsets", "/apis/cozystack.io/v1alpha1/packages",
-                     "/apis/k8s.cni.cncf.io/v1/network-attachment-definitions"]
-    assert {s for _, _, s in reads if s is not None} == {"render.cozystack.io/cluster=vlan-apt-01"}
+    assert lists == sorted(("/api/v1/" if not k.group else f"/apis/{k.group}/{k.version}/") + k.plural for k in KINDS)
+    assert {s for _, _, s in reads if s is not None} == {"render.cozystack.io/cluster"}
+    assert sorted(p for m, p, _ in fake.requests if p in discovery) == sorted(discovery)  # each asked once
 
 
 def test_change_and_orphan_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
@@ -148,7 +150,7 @@ def test_forbidden_list_names_the_kind(synced: tuple[KubeFake, Path, Path]) -> N
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 3
     assert result.stderr.startswith("error[DIFF-LIVE]: list NetworkAttachmentDefinition -l "
-                                    "render.cozystack.io/cluster=vlan-apt-01: 403 Forbidden")
+                                    "render.cozystack.io/cluster: 403 Forbidden")
 
 
 def test_a_passing_500_is_retried(synced: tuple[KubeFake, Path, Path]) -> None:
@@ -180,14 +182,13 @@ def test_timeout_is_one_deadline(synced: tuple[KubeFake, Path, Path]) -> None:
     assert "--timeout 0.5s" in line
 
 
-@pytest.mark.parametrize("fault", ["truncate", "garble"])
-def test_truncated_or_malformed_json_is_an_error(synced: tuple[KubeFake, Path, Path], fault: str) -> None:
+@pytest.mark.parametrize("fault, words", [("truncate", "truncated response"), ("garble", "malformed JSON response")])
+def test_truncated_or_malformed_json_is_an_error(synced: tuple[KubeFake, Path, Path], fault: str, words: str) -> None:
     fake, vlan, kc = synced
     getattr(fake, fault)(r"GET /apis/cozystack.io/v1alpha1/packages$")
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 3, result
-    assert result.stderr.startswith("error[DIFF-LIVE]: list Package -l render.cozystack.io/cluster=vlan-apt-01: ")
-    assert "truncated" in result.stderr
+    assert result.stderr.startswith(f"error[DIFF-LIVE]: list Package -l render.cozystack.io/cluster: {words} ")
 
 
 def test_refused_connection(synced: tuple[KubeFake, Path, Path]) -> None:
@@ -245,8 +246,8 @@ def test_all_uses_a_context_per_cluster_and_live_context(kube_fakes, tmp_path: P
     # each cluster read only from its own server
     for cluster in clusters:
         fake = servers["admin@gpu" if cluster.name == "gpu-apt-01" else cluster.name]
-        selectors = {q["labelSelector"][0] for _, _, q in fake.requests if "labelSelector" in q}
-        assert selectors == {f"render.cozystack.io/cluster={cluster.name}"}
+        context = "admin@gpu" if cluster.name == "gpu-apt-01" else cluster.name
+        assert f"diff: {cluster.name}: compared with context {context} ({fake.url})\n" in result.stderr
 
 
 def test_all_without_a_context_for_a_cluster(kube_fake: KubeFake, tmp_path: Path) -> None:
@@ -360,7 +361,10 @@ def test_concurrency_is_bounded(kube_fakes, tmp_path: Path) -> None:
         servers[cluster.name] = fake
     result = cozy("diff", repo, "--all", "--kubeconfig", kubeconfig(tmp_path / "kc", servers), "--concurrency", "2")
     assert result.code == 0, result
-    assert gauge.peak == 2  # each cluster's own requests are sequential; two clusters at a time
+    from renderer.diff.live import LIST_CONCURRENCY
+
+    # Two clusters at a time, each with at most LIST_CONCURRENCY lists or discovery reads in flight.
+    assert 2 < gauge.peak <= 2 * LIST_CONCURRENCY
 
 
 def test_plt09_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
@@ -373,7 +377,9 @@ def test_plt09_from_the_cluster(synced: tuple[KubeFake, Path, Path]) -> None:
     result = cozy("diff", vlan, "--kubeconfig", kc)
     assert result.code == 1
     assert "orphaned              Package cozystack.external-dns" in result.stdout
-    assert result.stderr.startswith("warning[PLT-09]: cozystack.external-dns is no longer rendered")
+    context, warning = result.stderr.splitlines()
+    assert context == f"diff: {CLUSTER}: compared with context {CLUSTER} ({fake.url})"
+    assert warning.startswith("warning[PLT-09]: cozystack.external-dns is no longer rendered")
 
 
 def test_an_injected_404_means_absent(synced: tuple[KubeFake, Path, Path]) -> None:

@@ -56,7 +56,96 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                                   "terminationGracePeriodSeconds": 30}},
             "revisionHistoryLimit": 10,
             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}})),
+    "job-defaults": (  # gpu.verify's Job as written, and as the API server stores it
+        _obj("batch/v1", "Job", spec={"template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "c", "image": "r/i:1"}]}}}),
+        _obj("batch/v1", "Job", spec={
+            "template": {"spec": {"containers": [{"name": "c", "image": "r/i:1", "imagePullPolicy": "IfNotPresent",
+                                                  "terminationMessagePath": "/dev/termination-log",
+                                                  "terminationMessagePolicy": "File", "resources": {}}],
+                                  "dnsPolicy": "ClusterFirst", "restartPolicy": "Never",
+                                  "schedulerName": "default-scheduler", "securityContext": {},
+                                  "terminationGracePeriodSeconds": 30}},
+            "completions": 1, "parallelism": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": False,
+            "podReplacementPolicy": "TerminatingOrFailed"})),
+    "rbac-defaults": (
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "b", "namespace": "n"},
+         "roleRef": {"kind": "Role", "name": "r"},
+         "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "n"}, {"kind": "User", "name": "u"},
+                      {"kind": "Group", "name": "g", "apiGroup": "rbac.authorization.k8s.io"}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "b", "namespace": "n"},
+         "roleRef": {"kind": "Role", "name": "r", "apiGroup": "rbac.authorization.k8s.io"},
+         "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "n"},
+                      {"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"},
+                      {"kind": "Group", "name": "g", "apiGroup": "rbac.authorization.k8s.io"}]}),
 }
+
+
+def test_every_emitted_kind_has_a_reviewed_defaults_entry() -> None:
+    """Issue 18 item 1: every kind the output schema catalogue lists (what cozy-render can emit) has a
+    reviewed KIND_DEFAULTS entry naming its defaulting code, and the entries it names exist."""
+    from renderer.check.schemas.catalog import CORE_KINDS, CRD_KINDS
+    from renderer.diff.normalize import KIND_DEFAULTS
+
+    emitted = set(CORE_KINDS) | set(CRD_KINDS)
+    assert emitted - set(KIND_DEFAULTS) == set(), "emitted kinds without a reviewed server-defaults entry"
+    assert set(KIND_DEFAULTS) - emitted == set(), "defaults entries for kinds cozy-render cannot emit"
+    names = {e.name for e in NORMALISATIONS}
+    for kind, entry in KIND_DEFAULTS.items():
+        assert set(entry.normalisations) <= names, kind
+        assert "defaults.go" in entry.source or ".yaml" in entry.source, kind
+
+
+def test_hostpath_type_is_stored_empty_when_unset() -> None:
+    """The known miss of issue 18: the API server stores hostPath.type "" (HostPathUnset), so the Talos
+    nvidia-driver-compat DaemonSet, rendered without it, is unchanged against its live copy."""
+    rendered = _obj("apps/v1", "DaemonSet", spec={"template": {"spec": {
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+        "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}, {"name": "scratch"},
+                    {"name": "cm", "configMap": {"name": "x"}}]}}})
+    live = copy.deepcopy(rendered)
+    volumes = live["spec"]["template"]["spec"]["volumes"]
+    volumes[0]["hostPath"]["type"] = ""
+    volumes[1]["emptyDir"] = {}
+    volumes[2]["configMap"]["defaultMode"] = 420
+    live["spec"]["template"]["metadata"] = {"creationTimestamp": None}
+    assert normalise(rendered) == normalise(live)
+    volumes[0]["hostPath"]["type"] = "Directory"
+    assert normalise(rendered) != normalise(live)
+
+
+def test_probes_and_field_refs_take_their_server_defaults() -> None:
+    container = {"name": "c", "image": "r/i:1", "livenessProbe": {"httpGet": {"port": 8080}},
+                 "readinessProbe": {"grpc": {"port": 9000}},
+                 "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]}
+    obj = normalise(_obj("apps/v1", "Deployment", spec={"template": {"spec": {"containers": [container]}}}))
+    (out,) = obj["spec"]["template"]["spec"]["containers"]
+    assert out["livenessProbe"] == {"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1,
+                                    "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+    assert out["readinessProbe"]["grpc"] == {"port": 9000, "service": ""}
+    assert out["env"][0]["valueFrom"]["fieldRef"]["apiVersion"] == "v1"
+    assert obj["spec"]["replicas"] == 1
+    assert obj["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%",
+                                                                                 "maxUnavailable": "25%"}}
+
+
+@pytest.mark.parametrize("image, policy", [("busybox", "Always"), ("busybox:latest", "Always"),
+                                           ("r.io:5000/busybox", "Always"), ("r.io:5000/busybox:1.37", "IfNotPresent"),
+                                           ("busybox@sha256:" + "a" * 64, "IfNotPresent")])
+def test_image_pull_policy_follows_the_tag(image: str, policy: str) -> None:
+    from renderer.diff.normalize import _image_pull_policy
+
+    assert _image_pull_policy(image) == policy
+
+
+@pytest.mark.parametrize("given, stored", [
+    ("100m", "100m"), ("0.1", "100m"), ("1000m", "1"), ("0.5", "500m"), (1, "1"), (2.0, "2"), ("1000", "1k"),
+    ("1500", "1500"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("0.5Gi", "512Mi"), ("512", "512"),
+    ("1e3", "1e3"), ("1u", "1m"), ("64Mi", "64Mi"), ("0", "0"), ("not-a-quantity", "not-a-quantity")])
+def test_quantities_compare_as_the_server_stores_them(given: Any, stored: str) -> None:
+    from renderer.diff.normalize import canonical_quantity
+
+    assert canonical_quantity(given) == stored
 
 
 def test_every_entry_has_a_case_and_a_reason() -> None:

@@ -158,17 +158,52 @@ def test_cmp_generate_does_not_import_diff() -> None:
     assert done.stderr.endswith("LOADED=")
 
 
-def test_missing_live_extra_is_a_clear_error(drifted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_live_diff_without_the_client_names_a_true_install_command(
+        drifted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    vlan, snap = drifted
+    vlan, _snap = drifted
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "deepdiff" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "kubernetes" else real(name, *a))
     from renderer.errors import RenderError
 
     with pytest.raises(RenderError) as caught:
-        run(DiffRequest(vlan, snapshot=snap), stdout=io.StringIO(), stderr=io.StringIO())
-    assert str(caught.value) == "error[DIFF-CLIENT]: diff needs deepdiff: pip install 'cozy-render[live]'"
+        run(DiffRequest(vlan), stdout=io.StringIO(), stderr=io.StringIO())
+    message = str(caught.value)
+    assert message.startswith("error[DIFF-CLIENT]: diff against a cluster needs the Kubernetes client: ")
+    assert f"-m pip install '{PROJECT}[live]'" in message  # this checkout's extra, not an unpublished name
+    assert "cozy-render[live]" not in message
+
+
+# Imports fail for the live extra's packages, as in a base install (`pip install .` without [live]).
+_BLOCKER = ("import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('kubernetes', 'deepdiff', 'yaml', 'urllib3'):\n"
+            "            raise ImportError('blocked: base install')\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import atexit; atexit.register(lambda: sys.stderr.write('LOADED=' + ','.join(sorted(m for m in "
+            "('kubernetes', 'deepdiff', 'yaml') if m in sys.modules))))\n"
+            "from renderer.entry import main; sys.argv[0] = 'cozy-render'; main()\n")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_snapshot_and_against_run_on_the_base_install(drifted: tuple[Path, Path], tmp_path: Path, fmt: str) -> None:
+    """Issue 18 item 6: offline diff needs neither the kubernetes client nor deepdiff nor PyYAML; the
+    answer is the one the full install gives."""
+    vlan, snap = drifted
+    out = tmp_path / "rendered"
+    assert subprocess.run([sys.executable, "-m", "renderer", "render", str(vlan), "--out", str(out)], env=ENV,
+                          cwd=PROJECT, capture_output=True, timeout=120).returncode == 0
+    for source, expected in ((["--snapshot", str(snap)], 1), (["--against", str(out)], 0)):
+        args = ["diff", str(vlan), *source, "-o", fmt, "--color", "never"]
+        base = subprocess.run([sys.executable, "-c", _BLOCKER, *args], capture_output=True, text=True, env=ENV,
+                              cwd=PROJECT, timeout=120)
+        assert base.returncode == expected, base.stderr
+        assert base.stderr.endswith("LOADED="), base.stderr
+        full = subprocess.run([sys.executable, "-m", "renderer", *args], capture_output=True, text=True, env=ENV,
+                              cwd=PROJECT, timeout=120)
+        assert base.stdout == full.stdout
 
 
 def test_help_states_the_request_defaults() -> None:

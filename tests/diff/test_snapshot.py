@@ -305,7 +305,7 @@ def test_truncated_or_malformed_snapshot_is_an_error_naming_the_file(vlan: Path,
 
 def test_the_same_object_twice_in_a_snapshot_is_an_error(vlan: Path, tmp_path: Path) -> None:
     live = live_copy(render_objects(vlan))
-    result = cozy("diff", vlan, "--snapshot", write_list(tmp_path / "live.yaml", [*live, live[0]]))
+    result = cozy("diff", vlan, "--snapshot", write_list(tmp_path / "live.yaml", [*live, json.loads(json.dumps(live[0]))]))
     assert result.code == 3
     assert "appears twice" in result.stderr
 
@@ -431,3 +431,31 @@ def test_plt11_is_worded_by_the_variant_a_created_patch_would_get(tmp_path: Path
     assert "instead of the platform's linstor" in lines["cozystack.cozystack-scheduler"]
     assert lines["cozystack.metallb"].startswith("warning[PLT-11]")
     assert "release fails" not in result.stderr
+
+
+def test_a_symlink_out_of_the_against_folder_is_never_read(vlan: Path, tmp_path: Path) -> None:
+    """Issue 25 item 2: a committed link to a file outside the folder is an error naming the link; the
+    file's content (here a valid object holding a token) is never printed as "live"."""
+    out = tmp_path / "rendered"
+    assert cozy("render", vlan, "--out", out).code == 0
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leak, namespace: default}\n"
+                       "data: {token: SECRET-TOKEN-42}\n")
+    link = next(out.rglob("*.yaml")).parent / "leak.yaml"
+    link.symlink_to(outside)
+    for args in (["--against", out], ["--snapshot", out]):
+        result = cozy("diff", vlan, *args)
+        assert result.code == 3, result
+        assert result.stdout == ""
+        assert "SECRET-TOKEN" not in result.stderr
+        assert result.stderr.startswith(f"{link}: error[DIFF-SNAPSHOT]: a symlink out of the folder")
+
+
+def test_a_symlink_inside_the_folder_is_read(vlan: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rendered"
+    assert cozy("render", vlan, "--out", out).code == 0
+    first = sorted(out.rglob("*.yaml"))[-1]
+    moved = first.with_suffix(".txt")
+    first.rename(moved)
+    first.symlink_to(moved.name)
+    assert cozy("diff", vlan, "--against", out).code == 0
