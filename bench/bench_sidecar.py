@@ -119,7 +119,9 @@ class Sidecar:
     def generate(self, app: str, kill_after: float | None = None, kill_signal: int = signal.SIGKILL,
                  checkout: Path | None = None) -> Result:
         """One generate request: a fresh checkout (``checkout``, else made now), the process in the app path,
-        the checkout removed. The time is the process's alone, as the cmp-server has unpacked before it starts."""
+        the checkout removed (by the caller, when it made it). The time is the process's alone, as the
+        cmp-server has unpacked before it starts."""
+        owned = checkout is None
         checkout = checkout or self.checkout()
         try:
             env = {**self.env, **request_environment(app)}
@@ -137,7 +139,8 @@ class Sidecar:
                 stdout, stderr = process.communicate()
             return Result(app, process.returncode, stdout, stderr, time.perf_counter() - started, killed)
         finally:
-            shutil.rmtree(checkout, ignore_errors=True)
+            if owned:
+                shutil.rmtree(checkout, ignore_errors=True)
 
 
 def serial_baseline(sidecar: Sidecar, apps: Sequence[str]) -> dict[str, Result]:
@@ -167,8 +170,9 @@ def run_round(sidecar: Sidecar, apps: Sequence[str], concurrency: int, *, kill_e
             plan.append((app, rng.uniform(0.0, kill_window), rng.choice([signal.SIGKILL, signal.SIGTERM])))
         else:
             plan.append((app, None, signal.SIGKILL))
-    # The checkouts are made before the clock starts: unpacking is the cmp-server's work (Go, in parallel),
-    # and copying in this process's threads would measure Python's lock instead of the renders.
+    # The checkouts are made before the clock starts and removed after it stops: unpacking and cleaning
+    # up are the cmp-server's work (Go, in parallel); done in this process's threads they would measure
+    # Python's lock instead of the renders.
     ready = [(app, after, sig, sidecar.checkout()) for app, after, sig in plan]
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         started = time.perf_counter()
@@ -178,6 +182,8 @@ def run_round(sidecar: Sidecar, apps: Sequence[str], concurrency: int, *, kill_e
         started = time.perf_counter()
         results += list(pool.map(lambda p: sidecar.generate(*p), retries))
         seconds += time.perf_counter() - started
+    for *_, folder in ready + retries:  # the cmp-server's cleanup, also off the clock
+        shutil.rmtree(folder, ignore_errors=True)
     return Round(results, seconds)
 
 
