@@ -284,4 +284,56 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     if not result.manifests:
         # Empty output is a "success" to Argo CD, which would then prune the whole Application.
         raise fail("CMP-EMPTY", "render produced no objects; refusing to hand Argo CD an empty manifest set")
-    return output.to_yaml(result.manifests), request.notices + warnings, result.inputs
+    shown = request.notices + warnings
+    return output.to_yaml(with_warnings(result.manifests, shown)), shown, result.inputs
+
+
+# On success the cmp-server only logs stderr (argo-cd cmpserver/plugin/plugin.go, "Plugin command
+# successful"), so a warning would reach nobody. It goes on the cluster's platform Package instead,
+# where the Argo CD UI shows it: in the live manifest, in the diff when it changes, and in the
+# Package's health message (docs/argocd/install/argocd-cm-health.yaml appends it). Same input, same
+# findings, same bytes: the output stays a pure function of Argo CD's cache key.
+WARNINGS_ANNOTATION = "render.cozystack.io/warnings"
+MAX_WARNINGS_SHOWN = 20
+MAX_WARNINGS_CHARS = 8000  # annotations share a 256 KiB budget per object (apimachinery ValidateAnnotations)
+
+
+def warnings_text(findings: list[Finding]) -> str:
+    """One finding per line, as stderr prints it; a long list is cut with a count of the rest."""
+    lines: list[str] = []
+    size = 0
+    for finding in findings:
+        line = finding.format()
+        if len(lines) == MAX_WARNINGS_SHOWN or size + len(line) > MAX_WARNINGS_CHARS:
+            lines.append(f"... and {len(findings) - len(lines)} more (cozy-render check lists them all)")
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
+
+
+def _warnings_target(manifests: list[dict[str, Any]]) -> int | None:
+    """The platform Package (every cluster renders one, PLT rules), else the first Package, else none."""
+    from renderer.model import PLATFORM_PACKAGE
+
+    packages = [i for i, obj in enumerate(manifests)
+                if obj.get("kind") == "Package" and str(obj.get("apiVersion", "")).startswith("cozystack.io/")]
+    for i in packages:
+        if (manifests[i].get("metadata") or {}).get("name") == PLATFORM_PACKAGE:
+            return i
+    return packages[0] if packages else None
+
+
+def with_warnings(manifests: list[dict[str, Any]], findings: list[Finding]) -> list[dict[str, Any]]:
+    """``manifests`` with ``findings`` in the WARNINGS_ANNOTATION of the platform Package; unchanged when
+    there are none (or no Package to carry them: they are still on stderr, in the sidecar's log)."""
+    target = _warnings_target(manifests) if findings else None
+    if target is None:
+        return manifests
+    obj = dict(manifests[target])
+    metadata = dict(obj.get("metadata") or {})
+    annotations = dict(metadata.get("annotations") or {})
+    annotations[WARNINGS_ANNOTATION] = warnings_text(findings)
+    metadata["annotations"] = annotations
+    obj["metadata"] = metadata
+    return [*manifests[:target], obj, *manifests[target + 1:]]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from tests.cmp_output import WARNINGS_ANNOTATION, render_objects, split_warnings
 from tests.conftest import OVERLAYS, REPO
 
 APP = OVERLAYS / "clusters" / "gpu-apt-01"
@@ -68,6 +69,81 @@ def test_parameters_announcement_is_json() -> None:
                           cwd=REPO, check=True)
     names = [p["name"] for p in json.loads(proc.stdout)]
     assert names == ["vars", "strict", "kubernetes-version"]
+
+
+def test_plugin_yaml_announces_the_same_parameters_statically() -> None:
+    """Issue 20 item 4: static announcements, so an app-details request runs no command in the sidecar;
+    `cmp parameters` keeps printing the same list for tools that call it."""
+    plugin = YAML(typ="safe").load((REPO / "docs" / "argocd" / "install" / "plugin.yaml").read_text())
+    proc = subprocess.run([sys.executable, "-m", "renderer", "cmp", "parameters"], capture_output=True, text=True,
+                          cwd=REPO, check=True)
+    assert plugin["spec"]["parameters"] == {"static": json.loads(proc.stdout)}
+
+
+# --- warnings Argo CD shows (issue 20 item 5) ----------------------------------------------------------------
+
+def _platform_package(stream: str) -> dict:
+    (package,) = [d for d in YAML(typ="safe").load_all(stream)
+                  if d["kind"] == "Package" and d["metadata"]["name"] == "cozystack.cozystack-platform"]
+    return package
+
+
+def test_warnings_go_on_the_platform_package() -> None:
+    proc = run(APP, _cmp_server_env(APP, "overlays/clusters/gpu-apt-01"))
+    assert proc.returncode == 0, proc.stderr
+    stderr_warnings = [line for line in proc.stderr.splitlines() if "warning[" in line]
+    assert stderr_warnings and any("warning[PLT-11]" in line for line in stderr_warnings)
+    annotation = _platform_package(proc.stdout)["metadata"]["annotations"][WARNINGS_ANNOTATION]
+    assert annotation.split("\n") == stderr_warnings  # the very lines the sidecar logs
+    assert run(APP, _cmp_server_env(APP, "overlays/clusters/gpu-apt-01")).stdout == proc.stdout  # deterministic
+
+
+def test_a_render_without_warnings_has_no_annotation(tmp_path: Path) -> None:
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo / "overlays")
+    quiet = []
+    for app in sorted((repo / "overlays" / "clusters").iterdir()):
+        proc = run(app, _cmp_server_env(app, f"overlays/clusters/{app.name}"))
+        assert proc.returncode == 0, proc.stderr
+        if "warning[" not in proc.stderr:
+            quiet.append(app.name)
+            assert WARNINGS_ANNOTATION not in proc.stdout
+            render = subprocess.run([sys.executable, "-m", "renderer", "render", str(app)], capture_output=True,
+                                    text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+            assert proc.stdout == render.stdout  # byte for byte
+    assert quiet, "at least one sample renders without warnings"
+
+
+def test_strict_fails_instead_of_annotating() -> None:
+    proc = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "strict", "string": "true"}])})
+    assert proc.returncode == 3 and proc.stdout == ""
+
+
+def test_warnings_text_is_cut_with_a_count() -> None:
+    from renderer.cmp import MAX_WARNINGS_SHOWN, warnings_text
+    from renderer.errors import WARNING, Finding, Location
+
+    findings = [Finding("PLT-11", f"message {i}", Location("c.yaml", i + 1, 1), WARNING) for i in range(30)]
+    lines = warnings_text(findings).split("\n")
+    assert len(lines) == MAX_WARNINGS_SHOWN + 1
+    assert lines[0] == "c.yaml:1:1: warning[PLT-11]: message 0"
+    assert lines[-1] == f"... and {30 - MAX_WARNINGS_SHOWN} more (cozy-render check lists them all)"
+
+
+def test_with_warnings_leaves_the_input_objects_alone() -> None:
+    from renderer.cmp import with_warnings
+    from renderer.errors import WARNING, Finding
+
+    objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}},
+               {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": {"name": "cozystack.x"}}]
+    found = [Finding("GPU-17", "m", None, WARNING)]
+    out = with_warnings(objects, found)
+    assert out[1]["metadata"]["annotations"] == {WARNINGS_ANNOTATION: "warning[GPU-17]: m"}  # no platform: first
+    assert "annotations" not in objects[1]["metadata"] and out[0] is objects[0]
+    assert with_warnings(objects[:1], found) == objects[:1]  # no Package: stderr only
+    assert with_warnings(objects, []) is objects
 
 
 def test_kubernetes_version_parameter() -> None:
@@ -169,7 +245,9 @@ def test_application_without_parameters_renders_every_sample(tmp_path: Path) -> 
         render = subprocess.run([sys.executable, "-m", "renderer", "render", str(app)], capture_output=True,
                                 text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
         assert render.returncode == 0, render.stderr
-        assert list(YAML(typ="safe").load_all(proc.stdout)) == list(YAML(typ="safe").load_all(render.stdout))
+        objects, warnings = split_warnings(proc.stdout)
+        assert objects == render_objects(render.stdout)
+        assert warnings == [line for line in proc.stderr.splitlines() if "warning[" in line]
 
 
 def test_null_empty_and_unset_parameters_mean_none() -> None:
@@ -252,7 +330,10 @@ def test_env_entry_strict_fails_the_sync_with_errors() -> None:
 
 def test_kube_version_notice_on_stderr_and_render_goes_on() -> None:
     proc = run(APP, {"KUBE_VERSION": "1.99.1"})
-    assert proc.returncode == 0 and proc.stdout == run(APP).stdout
+    assert proc.returncode == 0
+    objects, shown = split_warnings(proc.stdout)
+    assert objects == split_warnings(run(APP).stdout)[0]  # the same objects; the notice is shown in Argo CD too
+    assert shown[0].startswith("warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.1")
     assert "warning[CMP-KUBE-VERSION]: KUBE_VERSION 1.99.1 has no bundled schemas" in proc.stderr
 
 

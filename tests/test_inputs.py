@@ -128,8 +128,9 @@ def covered(changed: str, paths: list[str]) -> bool:
 def annotation_for(name: str) -> tuple[str, str]:
     appset = YAML(typ="safe").load((REPO / "docs" / "argocd" / "applicationset.yaml").read_text())
     (generator,) = appset["spec"]["generators"]
-    (directory,) = generator["git"]["directories"]
-    source_path = directory["path"].replace("*", name)
+    (files,) = generator["git"]["files"]
+    # a files generator's .path.path is the matched file's folder (argo-cd applicationset/generators/git.go)
+    source_path = files["path"].replace("*", name).rsplit("/", 1)[0]
     template = appset["spec"]["template"]
     raw = template["metadata"]["annotations"]["argocd.argoproj.io/manifest-generate-paths"]
     values = {"{{ .path.path }}": source_path, "{{ .path.basename }}": name}

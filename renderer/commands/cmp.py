@@ -16,13 +16,15 @@ from renderer.commands.common import Produced, write_cached
 from renderer.errors import EXIT_OK
 from renderer.requests import CmpGenerateRequest
 
-# Announced to the Argo CD UI by `cmp parameters`; defaults are applied by the plugin, since Argo CD
-# never sends announced defaults to it.
+# Announced to the Argo CD UI statically by docs/argocd/install/plugin.yaml (the same list, tests/test_cmp.py
+# checks), and printed by `cmp parameters` for tools that call it. Defaults are applied by the plugin, since
+# Argo CD never sends announced defaults to it.
 PARAMETERS = [
     {"name": "vars", "title": "Overlay vars", "collectionType": "map",
      "tooltip": "Entries override the overlay's vars (strings) for this Application."},
     {"name": "strict", "title": "Fail on warnings", "string": "false",
-     "tooltip": "true: rule warnings fail the sync instead of being logged (also: plugin env strict)."},
+     "tooltip": "true: rule warnings fail the sync instead of being shown on the platform Package (also: plugin "
+                "env strict)."},
     {"name": "kubernetes-version", "title": "Kubernetes version for schema validation",
      "tooltip": "Minor version (1.25-1.37) whose core-kind schemas validate the output. Default: the "
                 "destination cluster's version (KUBE_VERSION), else 1.33."},

@@ -66,9 +66,9 @@ def applies(req: Requirement) -> bool:
     return req.marker is None or req.marker.evaluate(SIDECAR)
 
 
-def test_base_image_is_pinned_by_version() -> None:
+def test_base_image_is_pinned_by_version_and_digest() -> None:
     (base,) = [rest for word, rest in instructions() if word == "FROM"]
-    assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+(@sha256:[0-9a-f]{64})?", base), base
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+@sha256:[0-9a-f]{64}", base), base
     assert "Python 3.11" in LOCK.read_text().splitlines()[1]  # the lock was resolved for the image's Python
 
 
@@ -85,7 +85,7 @@ def test_install_uses_only_the_hashed_local_wheels() -> None:
 
 
 def test_helm_is_pinned_to_the_ci_version_and_checked() -> None:
-    args = dict(rest.split("=", 1) for word, rest in instructions() if word == "ARG")
+    args = dict(rest.split("=", 1) for word, rest in instructions() if word == "ARG" and "=" in rest)
     assert args["HELM_VERSION"] == "v3.17.2"
     runs = " ".join(rest for word, rest in instructions() if word == "RUN")
     assert 'helm version --short | grep -q "^${HELM_VERSION}+"' in runs
@@ -102,7 +102,8 @@ def test_dockerignore_lets_in_exactly_the_copied_inputs() -> None:
     assert patterns[0] == "*"
     allowed = [p[1:].rstrip("/") for p in patterns[1:]]
     assert all(p.startswith("!") for p in patterns[1:])
-    sources = [rest.split()[0] for word, rest in instructions() if word == "COPY"]
+    # per-platform folders: buildx sets TARGETARCH, and each of them lies under an allowed folder
+    sources = [rest.split()[0].replace("${TARGETARCH}/", "") for word, rest in instructions() if word == "COPY"]
     for source in sources:
         stem = source.rstrip("/")
         assert any(stem == a or Path(stem).match(a) for a in allowed), source
@@ -133,3 +134,21 @@ def test_lock_is_fresh_against_pyproject() -> None:
         closure.add(name)
         todo += [r for r in (Requirement(s) for s in metadata.requires(req.name) or []) if applies(r)]
     assert closure == set(pins), (sorted(closure), sorted(pins))
+
+
+def test_builds_for_amd64_and_arm64_from_per_platform_inputs() -> None:
+    """Issue 20 item 2: one image index for both platforms; each takes only its own wheels and helm."""
+    words = instructions()
+    assert ("ARG", "TARGETARCH") in words
+    copies = [rest for word, rest in words if word == "COPY"]
+    assert "dist/wheels/${TARGETARCH}/ /tmp/build/wheels/" in copies
+    assert "dist/bin/${TARGETARCH}/ /usr/local/bin/" in copies
+    header = DOCKERFILE.read_text()
+    assert "--platform linux/amd64,linux/arm64" in header
+    for wheel_platform in ("manylinux2014_${arch#*:}",):
+        assert wheel_platform in header
+    assert "amd64:x86_64 arm64:aarch64" in header
+    # the lock holds wheels for both: ruamel.yaml.clib and markupsafe are compiled, so they need hashes
+    # of more than one wheel (pip-compile --generate-hashes records every file of the release)
+    pins = lock_pins()
+    assert pins["ruamel-yaml-clib"][2] > 2 and pins["markupsafe"][2] > 2

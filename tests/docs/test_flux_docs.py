@@ -3,6 +3,7 @@ README says, evaluated with a real CEL implementation on the Package statuses th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +63,14 @@ def ready(status: str, reason: str = "Reconciled") -> dict[str, str]:
 ], ids=["ready", "deps-not-ready", "deps-unknown", "failed", "no-ready-condition", "no-conditions"])
 def test_package_health_expressions(obj: dict[str, Any], verdict: str) -> None:
     assert health(package_check(), obj) == verdict
+
+
+def test_every_operator_reason_means_what_the_argo_cd_check_says() -> None:
+    """The reasons of both vendored operator versions (tests/docs/data/package_ready_reasons.yaml, which
+    test_argocd_health.py runs through the Lua): Progressing is InProgress, Degraded Failed, Healthy Current."""
+    reasons = YAML(typ="safe").load((Path(__file__).parent / "data" / "package_ready_reasons.yaml").read_text())
+    flux = {"Progressing": "InProgress", "Degraded": "Failed", "Healthy": "Current"}
+    for case in reasons["reasons"]:
+        obj = package({"type": "Ready", "status": case["status"], "reason": case["reason"], "message": case["message"]})
+        assert health(package_check(), obj) == flux[case["health"]], case["reason"]
+    assert health(package_check(), package(ready("False", "SomethingNew"))) == "Failed"
