@@ -4,8 +4,8 @@ What ``cmp generate`` reads, and nothing else (README "Argo CD"; reference: argo
 reposerver/repository/repository.go ``getPluginEnvs``):
 
 - ``ARGOCD_APP_PARAMETERS``: the Application's plugin parameters (``vars``, ``strict``,
-  ``kubernetes-version``);
-- ``ARGOCD_ENV_strict`` and ``ARGOCD_ENV_kubernetes-version``: plugin ``env`` entries, which Argo CD
+  ``kubernetes-version``, ``chart``);
+- ``ARGOCD_ENV_strict``, ``ARGOCD_ENV_kubernetes-version`` and ``ARGOCD_ENV_chart``: plugin ``env`` entries, which Argo CD
   prefixes with ``ARGOCD_ENV_`` and passes with the name as written; the name is matched ignoring
   case and ``-``/``_`` (``ARGOCD_ENV_KUBERNETES_VERSION`` works too). Set on the sidecar container
   itself they are a fleet-wide default, since the request's entries come after the container's;
@@ -45,7 +45,9 @@ CODES: list[Code] = [
 ]
 
 ENV_PREFIX = "ARGOCD_ENV_"
-# Plugin env entries read: strict and kubernetes-version. `vars` stays a parameter (a map has no env form).
+# The platform chart's judge (renderer.effective.choice), settable as parameter or env entry `chart`.
+CHART_MODES = ("model", "helm", "auto")
+# Plugin env entries read: strict, kubernetes-version and chart. `vars` stays a parameter (a map has no env form).
 _KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
 
 
@@ -137,8 +139,11 @@ def parse_parameters(raw: str) -> dict[str, Any]:
         elif name == "kubernetes-version":
             if not isinstance(value, str):
                 raise fail("CMP-PARAMS", "parameter kubernetes-version must be a string such as \"1.31\"")
+        elif name == "chart":
+            if value not in CHART_MODES:
+                raise fail("CMP-PARAMS", f"parameter chart must be one of {', '.join(CHART_MODES)}, got {value!r}")
         else:
-            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict, kubernetes-version)")
+            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict, kubernetes-version, chart)")
         params[name] = value
     return params
 
@@ -150,6 +155,7 @@ class Settings(NamedTuple):
     strict: bool
     kubernetes_version: str | None  # None: the built-in default
     notices: list[Finding]  # CMP-KUBE-VERSION, printed on stderr; never fail the render
+    chart: str = "model"  # who judges the platform chart (renderer.effective.choice): model | helm | auto
 
 
 def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
@@ -213,7 +219,10 @@ def settings(parameters: str, environ: Mapping[str, str], kube_version: str = ""
                 raise fail("CMP-ENV", f"plugin env kubernetes-version: {exc}") from None
     if version is None:
         version, notices = kube_version_default(kube_version)
-    return Settings(params.get("vars") or None, strict, version, notices)
+    chart = params.get("chart") or _env_setting(environ, "chart") or "model"
+    if chart not in CHART_MODES:
+        raise fail("CMP-ENV", f"plugin env chart must be one of {', '.join(CHART_MODES)}, got {chart!r}")
+    return Settings(params.get("vars") or None, strict, version, notices, chart)
 
 
 class Checkout(NamedTuple):
@@ -271,8 +280,13 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
 
     root = unpacked.root if unpacked else None
     base = root or find_root(find_cluster_file(path).absolute())
+    chart = None
+    if request.chart != "model":  # the default never imports (or runs) helm on Argo CD's hot path
+        from renderer.effective.choice import choose
+
+        chart = choose(request.chart)
     options = Options(root=root, extra_vars=request.vars, kubernetes_version=request.kubernetes_version,
-                      strict=request.strict)
+                      strict=request.strict, chart=chart)
     with display_relative_to(base, unpacked.prefix if unpacked else ""):
         done = run(path, options)
     if done.exit_code:

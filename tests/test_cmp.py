@@ -51,7 +51,7 @@ def test_bad_parameters_fail_with_one_line_and_no_stdout() -> None:
     proc = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "colour", "string": "x"}])})
     assert proc.returncode == 3 and proc.stdout == ""
     assert proc.stderr.strip() == \
-        "error[CMP-PARAMS]: unknown parameter 'colour' (known: vars, strict, kubernetes-version)"
+        "error[CMP-PARAMS]: unknown parameter 'colour' (known: vars, strict, kubernetes-version, chart)"
 
 
 def test_bad_overlay_fails_the_generate(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_parameters_announcement_is_json() -> None:
     proc = subprocess.run([sys.executable, "-m", "renderer", "cmp", "parameters"], capture_output=True, text=True,
                           cwd=REPO, check=True)
     names = [p["name"] for p in json.loads(proc.stdout)]
-    assert names == ["vars", "strict", "kubernetes-version"]
+    assert names == ["vars", "strict", "kubernetes-version", "chart"]
 
 
 def test_plugin_yaml_announces_the_same_parameters_statically() -> None:
@@ -382,3 +382,23 @@ def test_local_messages_are_relative_to_the_working_directory() -> None:
     proc = subprocess.run([sys.executable, "-m", "renderer", "render", "."], cwd=APP, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0 and proc.stderr.startswith("cluster.yaml:20:3: warning[PLT-11]"), proc.stderr
+
+
+def test_chart_parameter_and_env_entry_pick_the_judge(tmp_path: Path) -> None:
+    """Issue 17 item 3: the chart mode is settable for cmp generate; a helm that is not one is PLT-HELM,
+    never a chart failure blamed on the overlay; a bad value is CMP-PARAMS / CMP-ENV."""
+    not_helm = tmp_path / "helm"
+    not_helm.write_text("#!/bin/sh\necho nope\n")
+    not_helm.chmod(0o755)
+    path = f"{tmp_path}:{os.environ.get('PATH', '')}"
+    model = run(APP)
+    assert model.returncode == 0
+    for env in ({"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "chart", "string": "helm"}])},
+                {"ARGOCD_ENV_chart": "helm"}):
+        proc = run(APP, {**env, "PATH": path})
+        assert (proc.returncode, proc.stdout) == (3, ""), proc.stderr
+        assert "error[PLT-HELM]" in proc.stderr and "is not helm" in proc.stderr
+    proc = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "chart", "string": "maybe"}])})
+    assert proc.returncode == 3 and "error[CMP-PARAMS]: parameter chart must be one of model, helm, auto" in proc.stderr
+    proc = run(APP, {"ARGOCD_ENV_chart": "maybe"})
+    assert proc.returncode == 3 and "error[CMP-ENV]" in proc.stderr

@@ -28,6 +28,10 @@ PARAMETERS = [
     {"name": "kubernetes-version", "title": "Kubernetes version for schema validation",
      "tooltip": "Minor version (1.25-1.37) whose core-kind schemas validate the output. Default: the "
                 "destination cluster's version (KUBE_VERSION), else 1.33."},
+    {"name": "chart", "title": "Platform chart judge", "string": "model",
+     "tooltip": "model: the built-in model of the vendored platform chart (default); helm: render the real "
+                "chart with the sidecar's helm and fail the sync on its errors; auto: helm when the sidecar "
+                "has one (also: plugin env chart)."},
 ]
 
 
