@@ -5,7 +5,8 @@ reposerver/repository/repository.go ``getPluginEnvs``):
 
 - ``ARGOCD_APP_PARAMETERS``: the Application's plugin parameters (``vars``, ``strict``,
   ``kubernetes-version``, ``chart``);
-- ``ARGOCD_ENV_strict``, ``ARGOCD_ENV_kubernetes-version`` and ``ARGOCD_ENV_chart``: plugin ``env`` entries, which Argo CD
+- ``ARGOCD_ENV_strict``, ``ARGOCD_ENV_kubernetes-version`` and ``ARGOCD_ENV_chart``: plugin ``env``
+  entries, which Argo CD
   prefixes with ``ARGOCD_ENV_`` and passes with the name as written; the name is matched ignoring
   case and ``-``/``_`` (``ARGOCD_ENV_KUBERNETES_VERSION`` works too). Set on the sidecar container
   itself they are a fleet-wide default, since the request's entries come after the container's;
