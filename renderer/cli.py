@@ -112,7 +112,7 @@ def main() -> None:
               help="PATH is an overlay tree: render every clusters/*/cluster.yaml (with --out: one folder each).")
 @click.option("--check", "check_only", is_flag=True,
               help="With --out: write nothing, exit 1 if the folder is not what a render would write.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "jobs")
 @runs
 def render(**options: Any) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""

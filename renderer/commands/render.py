@@ -7,7 +7,8 @@ and replays its bytes, never a different render.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from renderer import report
 from renderer.commands.common import Produced, write_cached
@@ -28,12 +29,13 @@ def run(req: RenderRequest) -> int:
     from renderer.commands import fleet
 
     watched = req.all_clusters and fleet.watching()
+    # --out needs only each cluster's files and what it read: workers send back just that (keep)
     done, seconds = fleet.run_watched(req.path, _options(req), all_clusters=req.all_clusters, watched=watched,
-                                      label="rendering")
+                                      label="rendering", keep=written if req.out is not None else None)
     results = done.results
     if watched:
         report.show("findings", "text", report.FindingsReport(
-            done.tagged(), None, len(done.clusters), sum(len(r.objects) for r in results), done.exit_code, True,
+            done.tagged(), None, len(done.clusters), sum(c.objects for c in done.clusters), done.exit_code, True,
             req.verbose, seconds))
         if done.exit_code:
             raise RenderError([], done.exit_code)  # every finding is printed above
@@ -60,14 +62,40 @@ def run(req: RenderRequest) -> int:
             return EXIT_OK
         report.show("objects", req.fmt, objects)
         return EXIT_OK
+    folders = [c.kept for c in done.clusters]
+    files: dict[str, str] = {}
+    for folder in folders:
+        prefix = f"{folder.overlay.name}/" if req.all_clusters else ""
+        for name, content in folder.files.items():
+            files[prefix + name] = content
+    return output.write_out(req.out, files, folders, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
+
+
+class ReadPaths(NamedTuple):
+    """What ``--out``'s guard needs to know of an overlay (``renderer.output.refuse_unsafe_target``)."""
+
+    root: Path
+    resolved: list[tuple[Path, Path | None]]
+    name: str
+    cluster_file: Path
+
+
+class Written(NamedTuple):
+    """One cluster's ``--out`` folder and everything its render read (small enough to send back from a
+    worker; it stands in for the render in the guard)."""
+
+    overlay: ReadPaths
+    inputs: list[Path]
+    files: dict[str, str]
+
+
+def written(result: RenderResult) -> Written:
+    from renderer import output
     from renderer.output import flux
 
-    files: dict[str, str] = {}
-    for r in results:
-        prefix = f"{r.overlay.name}/" if req.all_clusters else ""
-        for name, content in output.directory_files(flux.disable_substitution(r.manifests)).items():
-            files[prefix + name] = content
-    return output.write_out(req.out, files, results, req.all_clusters, req.check_only, req.fmt)  # guard, check, write
+    overlay = result.overlay
+    return Written(ReadPaths(overlay.root, list(getattr(overlay, "resolved", [])), overlay.name, overlay.cluster_file),
+                   list(result.inputs), output.directory_files(flux.disable_substitution(result.manifests)))
 
 
 def fleet_stream(results: list[RenderResult], fmt: str) -> str:
@@ -88,9 +116,10 @@ def fleet_stream(results: list[RenderResult], fmt: str) -> str:
 
 
 def _options(req: RenderRequest) -> Options:
-    from renderer.pipeline import Options
+    from renderer.pipeline import Options, jobs_for
 
-    return Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict)
+    return Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
+                   jobs=jobs_for(req.jobs))
 
 
 def _stream(req: RenderRequest) -> Produced:

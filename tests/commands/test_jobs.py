@@ -42,3 +42,23 @@ def test_workers_give_the_serial_answer(fleet: Path, args: list[str]) -> None:
     parallel = _run([*args, "--jobs", "2"], fleet)
     assert serial == parallel
     assert serial[0] in (0, 1, 3) and (serial[1] or serial[2])
+
+
+def test_render_all_out_with_workers_writes_the_serial_folders(fleet: Path, tmp_path: Path) -> None:
+    good = tmp_path / "fleet"
+    import shutil
+
+    shutil.copytree(fleet, good)
+    broken = sorted((good / "clusters").iterdir())[40] / "cluster.yaml"
+    broken.write_text(broken.read_text().replace("hubbel: {}\n", ""))
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out-{jobs}"
+        code, stdout, stderr = _run(["render", ".", "--all", "--out", str(out), "--jobs", jobs], good)
+        assert code == 0, stderr
+        outputs.append(({p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()},
+                        stdout, stderr))
+    assert outputs[0] == outputs[1] and len(outputs[0][0]) > 80
+    refused = _run(["render", ".", "--all", "--out", str(tmp_path / "out-broken"), "--jobs", "2"], fleet)
+    assert refused[0] == 3 and not (tmp_path / "out-broken").exists()
+    assert refused == _run(["render", ".", "--all", "--out", str(tmp_path / "out-broken"), "--jobs", "1"], fleet)
