@@ -9,6 +9,7 @@ prints or exits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +19,20 @@ from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 from renderer.load.overlay import load_overlay
 from renderer.load.variants import Variants
 from renderer.resolve import resolve
+from renderer.resolve.platform import PlatformView
 
 
 def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
            extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
-           validator: str = "auto", refuse: bool = True) -> RenderResult:
+           validator: str = "auto", refuse: bool = True,
+           platform_view: Callable[[RenderResult], PlatformView] | None = None) -> RenderResult:
     """Render one cluster through every stage, checks included.
 
     With ``refuse`` (the default), raises RenderError when an error-severity finding remains;
     ``check`` passes ``refuse=False`` to report everything instead. ``extra_vars`` (Argo CD
-    parameters) override the overlay's ``vars`` before templating.
+    parameters) override the overlay's ``vars`` before templating. ``platform_view`` gives the rules
+    what the platform renders (``renderer.effective.chart_check.platform_view``: the real chart
+    through helm); by default they read the chart model's answer.
     """
     from renderer.check.rules import run_rules
     from renderer.check.schemas import check_objects
@@ -37,7 +42,9 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
     result = emit(resolve(overlay, Variants(variants)))
     # output schemas (renderer.check.schemas): kubeconform-compatible, offline
     result.findings.extend(check_objects(result, kubernetes_version=kubernetes_version, validator=validator))
-    result.findings.extend(run_rules(result))
+    view = platform_view(result) if platform_view is not None else None
+    result.findings.extend(view.findings if view is not None else ())
+    result.findings.extend(run_rules(result, platform=view))
     result.findings[:] = sorted_findings(result.findings)
     if refuse and any(f.severity == ERROR for f in result.findings):
         raise RenderError(result.findings)

@@ -9,7 +9,7 @@ from renderer.requests import CheckRequest
 
 def run(req: CheckRequest) -> int:
     from renderer.commands import fleet
-    from renderer.effective.chart_check import chart_findings
+    from renderer.effective.chart_check import platform_view
     from renderer.output import flux
     from renderer.pipeline import cluster_paths, render, sorted_findings
 
@@ -21,10 +21,11 @@ def run(req: CheckRequest) -> int:
         return EXIT_FINDINGS if [f for f in watched if f.severity == ERROR or req.strict] else EXIT_OK
     findings: list[Finding] = []
     for path in batch.clusters(paths):  # the collector paused between clusters (renderer.batch)
+        # The rules read what the real platform chart renders when helm is available (else the model).
         result = render(path, refuse=False, variants=req.variants, root=req.root,
-                        kubernetes_version=req.kubernetes_version, validator=req.validator)
-        chart = chart_findings(result)  # the real platform chart, when helm is available
-        findings.extend(chart + result.findings + flux.check(result))
+                        kubernetes_version=req.kubernetes_version, validator=req.validator,
+                        platform_view=platform_view)
+        findings.extend(result.findings + flux.check(result))
     findings = sorted_findings(findings)
     report.write(findings, req.fmt)
     failing = [f for f in findings if f.severity == ERROR or req.strict]

@@ -8,30 +8,16 @@ A table on a terminal, JSON otherwise (``-o`` chooses).
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, RenderError
+from renderer.platform_chart import DEFAULT_VERSION
 from renderer.requests import LsRequest
 
 COLUMNS = ("name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors", "warnings")
 _NUMERIC = ("vlans", "errors", "warnings")
-_SOURCE = re.compile(r"Source: cozystack/cozystack @ ([0-9a-f]{7})")
-
-
-def cozystack_version() -> str:
-    """The Cozystack source the shipped variant data describes (its catalogue names the commit); a
-    cluster's own ``platform.version`` is shown instead where the overlay pins one."""
-    from renderer.load.variants import shipped_dir
-
-    try:
-        head = (shipped_dir() / "catalogue.yaml").read_text(encoding="utf-8")[:2000]
-    except OSError:
-        return "?"
-    found = _SOURCE.search(head)
-    return found.group(1) if found else "?"
 
 
 def gpu_route(overlay: Any) -> str:
@@ -55,7 +41,8 @@ def row(path: Path, req: LsRequest, version: str) -> dict[str, Any]:
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
-            "version": overlay.get("platform", "version") or version, "gpu": gpu_route(overlay), "hubble": hubble,
+            "version": overlay.get("platform", "version") or result.plan.facts.version or version,
+            "gpu": gpu_route(overlay), "hubble": hubble,
             "vlans": len(overlay.get("vlans") or []),
             "errors": sum(f.severity == ERROR for f in result.findings),
             "warnings": sum(f.severity == WARNING for f in result.findings)}
@@ -74,7 +61,7 @@ def run(req: LsRequest) -> int:
     from renderer.commands import fleet
     from renderer.pipeline import cluster_paths
 
-    version = cozystack_version()
+    version = DEFAULT_VERSION  # what a cluster that does not pin platform.version runs
     paths = cluster_paths(req.path, True)
     if fleet.watching():
         import click

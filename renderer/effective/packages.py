@@ -104,6 +104,23 @@ def _variant(obj: dict[str, Any]) -> str:
     return str(variant) if variant not in (None, "") else "default"
 
 
+def cluster_chart(result: Any, override: Path | None = None) -> tuple[str, Path]:
+    """(version label, chart folder) the cluster's platform release is rendered from: the vendored
+    chart of the version resolve chose (``result.plan.facts.version``), or ``override``. An unknown
+    ``platform.version`` without an override is PLT-VERSION (resolve has already said so)."""
+    from renderer.errors import fail
+    from renderer.platform_chart import chart_dir, unknown_version_message, version_known
+
+    if override is not None:
+        return str(override), override
+    written = result.overlay.get("platform", "version")
+    if written is not None and not (isinstance(written, str) and version_known(written)):
+        raise fail("PLT-VERSION", unknown_version_message(written),
+                   result.overlay.locate(("platform", "version")))
+    version = str(result.plan.facts.version)
+    return version, chart_dir(version)
+
+
 def effective_packages(result: Any, helm: str | None = None, chart: Path | None = None) -> list[EffectivePackage]:
     """The effective Package set of a render result, for ``diff --effective`` (issue 10 item 6).
 
@@ -114,13 +131,7 @@ def effective_packages(result: Any, helm: str | None = None, chart: Path | None 
     chart of the cluster's ``platform.version`` (PLT-VERSION when that is not shipped).
     """
     from renderer.effective.helm import require_helm
-    from renderer.errors import fail
-    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
 
     binary = require_helm(helm)
-    version = str(result.overlay.get("platform", "version") or DEFAULT_VERSION)
-    if chart is None and not version_known(version):
-        raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
-                   f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
-                   result.overlay.locate(("platform", "version")))
-    return effective_set(result, binary, chart_dir(version, chart), version).packages
+    version, folder = cluster_chart(result, chart)
+    return effective_set(result, binary, folder, version).packages

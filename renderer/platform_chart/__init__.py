@@ -14,10 +14,11 @@ from functools import lru_cache
 from pathlib import Path
 
 CHARTS = Path(__file__).parent / "charts"
-# What the domain reference, the rules and the features (Hubble own mode rebuilds cozystack.networking
-# as this chart renders it) were written and verified against. Clusters on the latest release say
-# `platform.version: v1.6.2`; making that the default needs the features to become version-aware.
-DEFAULT_VERSION = "main-3c780ac"
+# The latest vendored release: what `cozy-render init` writes and what a cluster that does not say
+# `platform.version` is judged by. Users run releases (the operator installs the platform chart of
+# the cozystack release it ships); a `main-*` snapshot is opt-in. Every version-dependent rule and
+# feature reads the cluster's version (PlatformFacts.version), never this constant directly.
+DEFAULT_VERSION = "v1.6.2"
 SHIPPED_VERSIONS = ("v1.6.2", "main-3c780ac")
 
 @lru_cache(maxsize=1)
@@ -39,4 +40,11 @@ def chart_dir(version: str | None, override: Path | None = None) -> Path:
 
 def version_known(version: str | None) -> bool:
     return (version or DEFAULT_VERSION) in shipped_versions()
+
+
+def unknown_version_message(version: object) -> str:
+    """PLT-VERSION's text: the version written and the vendored ones (one line)."""
+    return (f"platform.version {version} names no vendored platform chart (shipped: "
+            f"{', '.join(shipped_versions())}; default {DEFAULT_VERSION}); write one of them, or give "
+            "`effective` a copy of the chart with --platform-chart DIR")
 

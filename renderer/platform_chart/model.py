@@ -234,7 +234,7 @@ class ChartModel:
                 try:
                     outcome = self._step(kind, payload, values, value, holds, rendered, component_values)
                 except GoTemplateError as exc:
-                    outcome = None if failed else ChartProblem(str(exc), template, line, _node_key(exc.at), "template")
+                    outcome = None if failed else ChartProblem(str(exc), template, line, node_key(exc.at), "template")
                 if isinstance(outcome, ChartProblem) and not failed:
                     problems.append(outcome)
                     failed = True
@@ -267,7 +267,7 @@ class ChartModel:
             if not holds(payload["when"]):
                 return None
             message = _fail_message(payload["message"], values)
-            return ChartProblem(message, payload["template"], payload["line"], _message_key(message), "fail")
+            return ChartProblem(message, payload["template"], payload["line"], message_key(message), "fail")
         marker, spot, emission = payload
         if emission is None or not holds(emission["when"]):
             return None
@@ -337,12 +337,12 @@ def _fail_message(text: str, values: dict[str, Any]) -> str:
         "%s", go_format(arg))
 
 
-def _message_key(message: str) -> tuple[str, ...]:
+def message_key(message: str) -> tuple[str, ...]:
     found = re.match(r"^([A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+)", message)
     return tuple(found.group(1).split(".")) if found else ()
 
 
-def _node_key(at: str) -> tuple[str, ...]:
+def node_key(at: str) -> tuple[str, ...]:
     """The value path in a Go template error node: ``.Values.a.b`` or ``dig "x" "y" d .Values.a``."""
     dig = re.match(r'^dig((?: "[^"]+")+) \S+ \.Values((?:\.[\w-]+)*)$', at)
     if dig:

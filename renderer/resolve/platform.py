@@ -10,8 +10,9 @@ the chart reads them. Features and rules ask these questions instead of re-readi
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from renderer.errors import Finding
 from renderer.model import PLATFORM_PACKAGE
 from renderer.platform_chart.model import RenderedPackage, go_format
 from renderer.tree import helm_merge
@@ -19,12 +20,30 @@ from renderer.tree import helm_merge
 if TYPE_CHECKING:
     from renderer.platform_chart.model import ChartModel, ChartProblem
 
-__all__ = ["PlatformFacts", "RenderedPackage", "go_format", "go_truthy", "helm_int", "helm_string", "leaves"]
+__all__ = ["PlatformFacts", "PlatformView", "RenderedPackage", "go_format", "go_truthy", "helm_int", "helm_string",
+           "leaves"]
 
 ISP_FULL_VARIANTS = ("isp-full", "isp-full-generic")
 # system.yaml networking variant per bundles.system.variant (reference (b)).
 NETWORKING_VARIANT = {"isp-full": "kubeovn-cilium", "isp-full-generic": "kubeovn-cilium-generic",
                       "isp-hosted": "noop"}
+
+
+class PlatformView(NamedTuple):
+    """What the platform release renders, from ONE source, for every rule that needs it (PLT-11,
+    PLT-12, the PKG-* variant and dependency rules): the chart model (``PlatformFacts.view``, the
+    render path) or the real chart rendered by helm (``renderer.effective.chart_check.platform_view``).
+
+    ``not_compared``: (Package, leaf key) pairs whose rendered value depends on cluster state the
+    source could not see (isp-full-generic reads a ConfigMap with ``lookup``), so no rule compares
+    them. ``findings``: what building the view found (PLT-CHART when helm's chart fails; then
+    ``packages`` are the model's, the best offline answer)."""
+
+    source: str  # "model" | "helm"
+    version: str | None
+    packages: dict[str, RenderedPackage]
+    not_compared: frozenset[tuple[str, str]] = frozenset()
+    findings: tuple[Finding, ...] = ()
 
 
 class PlatformFacts:
@@ -199,6 +218,11 @@ class PlatformFacts:
         return self._evaluated[0]
 
     @cached_property
+    def view(self) -> PlatformView:
+        """The model's answer to "what does the platform render" (no helm: render, cmp generate)."""
+        return PlatformView("model", self.chart.version, self.rendered_packages)
+
+    @cached_property
     def rendered_if_none_disabled(self) -> dict[str, RenderedPackage]:
         """What the platform release would render were ``bundles.disabledPackages`` empty: the Packages
         Helm created or may create again (a Package taken over by disabling it included)."""
@@ -218,8 +242,12 @@ class PlatformFacts:
 
         ``_helpers.tpl`` cozystack.platform.stageCniPlugins: null/absent follows the variant (on for
         both isp-full variants); true/yes/on/1 and false/no/off/0 case-insensitively; anything else
-        fails the render (PLT-10).
+        fails the render (PLT-10). A version that does not read the key stages nothing.
         """
+        if not self.reads("networking.stageCniPlugins"):
+            # A chart version without the staging switch (v1.6.2): its multus Package stages no
+            # reference plugins, whatever the value says (PLT-14 warns about the key).
+            return False, True
         networking = self.get("networking")
         if not isinstance(networking, dict) or networking.get("stageCniPlugins") is None:
             return True, True

@@ -116,6 +116,7 @@ def test_effective_with_a_users_chart_copy(helm: str, cli, cluster, tmp_path: Pa
 
 # ---- the six failing value sets of issue 10: refused by render without helm, by check with the chart's message ----
 
+MAIN = "main-3c780ac"
 FAILING = [
     {"bundles": {"system": {"enabled": "true"}, "iaas": {"enabled": True, "gpuOperatorVariant": "container"}}},
     {"bundles": {"system": {"enabled": "yes"}, "iaas": {"enabled": True, "gpuOperatorVariant": "passthrough"}}},
@@ -132,11 +133,12 @@ def test_each_failing_set_is_refused(values: dict[str, Any], helm: str, cli, clu
     from renderer.effective.helm import render_platform
 
     variant = "default" if "gpuOperatorVariant" in json.dumps(values) else "isp-full-generic"
-    folder = cluster(overlay_doc(platform={"variant": variant, "values": values}))
+    # The six sets were found on main (networking.encryption is main-only: v1.6.2 never reads it).
+    folder = cluster(overlay_doc(platform={"variant": variant, "version": MAIN, "values": values}))
     monkeypatch.setenv("PATH", str(Path(helm).parent.parent / "nothing-here"))
     code, _, err = cli("render", str(folder))
     assert code == 3 and "error[" in err  # without helm: the Python model (Go truthiness, Go template errors)
-    failure = render_platform(helm, chart_dir(DEFAULT_VERSION), variant, values).failure
+    failure = render_platform(helm, chart_dir(MAIN), variant, values).failure
     assert failure is not None
     monkeypatch.setenv("PATH", f"{Path(helm).parent}{os.pathsep}/usr/bin:/bin")
     code, _, err = cli("check", str(folder))
@@ -161,17 +163,32 @@ def test_check_reports_a_chart_failure_the_model_does_not_know(helm: str, cluste
     assert finding.location == result.overlay.locate(("platform", "values", "resources", "cpuAllocationRatio"))
 
 
-def test_chart_check_replaces_the_models_plt_11_12(helm: str, cluster) -> None:
-    from renderer.effective.chart_check import chart_findings
+def test_plt_11_12_have_one_body_whichever_source_answers(helm: str, cluster) -> None:
+    """The model and helm are two sources of one view; the rules are the same functions (issue 17 item 2)."""
+    from renderer.check.rules import run_rules
+    from renderer.effective.chart_check import CO_MANAGEMENT_RULES, chart_findings, platform_view
 
-    folder = cluster(overlay_doc(platform={"variant": "isp-full"}, packages={
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac"}, packages={
         "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}},
         "cozystack.cozystack-scheduler": {"variant": "default"}}))
     result = render(folder, refuse=False)
-    model = sorted((f.code, f.message) for f in result.findings if f.code in ("PLT-11", "PLT-12"))
+    model = sorted((f.code, f.message) for f in result.findings if f.code in CO_MANAGEMENT_RULES)
     chart = sorted((f.code, f.message) for f in chart_findings(result, helm=helm))
-    assert chart == model  # here the model and the chart agree, message for message
-    assert not [f for f in result.findings if f.code in ("PLT-11", "PLT-12")]
+    assert chart == model and {code for code, _ in model} == {"PLT-11", "PLT-12"}  # agree, message for message
+    view = platform_view(result, helm=helm)
+    assert view.source == "helm" and view.version == "main-3c780ac"
+    assert sorted((f.code, f.message) for f in run_rules(result, only=CO_MANAGEMENT_RULES, platform=view)) == chart
+    # Nothing is removed from the render's own findings any more.
+    assert sorted((f.code, f.message) for f in result.findings if f.code in CO_MANAGEMENT_RULES) == model
+
+
+def test_check_reads_helms_packages_through_the_view(helm: str, cluster, monkeypatch, cli) -> None:
+    """`check` with helm on PATH: one PLT-11 per conflict, decided once (no model copy next to it)."""
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac"}, packages={
+        "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}}}))
+    monkeypatch.setenv("PATH", f"{Path(helm).parent}{os.pathsep}/usr/bin:/bin")
+    code, _, err = cli("check", str(folder))
+    assert code == 1 and err.count("error[PLT-11]") == 1, err
 
 
 def test_check_on_v1_6_2_does_not_apply_main_only_rules(cluster, cli) -> None:

@@ -125,7 +125,8 @@ def test_vendor_copies_a_checkout_and_the_catalogue_follows(tmp_path) -> None:
 def test_plt_10_quotes_the_chart_with_go_formatting(value, quoted, cluster, cli) -> None:
     from tests.conftest import overlay_doc
 
-    folder = cluster(overlay_doc(platform={"variant": "isp-full", "values": {"networking": {"stageCniPlugins": value}}}))
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac",  # v1.6.2 never reads it
+                                           "values": {"networking": {"stageCniPlugins": value}}}))
     code, _, err = cli("check", str(folder))
     assert code == 1
     assert f"error[PLT-10]: networking.stageCniPlugins: expected a boolean, got {quoted} -- leaving it unset" in err

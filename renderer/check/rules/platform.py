@@ -386,6 +386,8 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
      "helm/helm v4.1.1 pkg/action/{install,upgrade}.go (requireAdoption when TakeOwnership)"],
 )
 def plt_11(ctx: RuleContext) -> Iterator[Hit]:
+    # The one body: ctx.platform is the model's or helm's rendering (renderer.effective.chart_check).
+    not_compared = ctx.platform.not_compared
     for e in hand_written(ctx):
         rendered = co_managed(ctx, e)
         if rendered is None:
@@ -394,7 +396,7 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
         conflicts = 0
         for path, platform_value in sorted(rendered.values.items()):
             ours = _walk(components, path)
-            if ours is _MISSING or _same(ours, platform_value):
+            if ours is _MISSING or _same(ours, platform_value) or (e.name, str(path[-1])) in not_compared:
                 continue
             conflicts += 1
             key = dotted(("spec", "components") + path)

@@ -198,8 +198,11 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
     if go_truthy(master_nodes):
         kube_ovn["MASTER_NODES"] = master_nodes
     kube_ovn.update(system.get("kubeovn") or {})
+    # Version-true: only charts whose system.yaml reads networking.encryption (main, not v1.6.2)
+    # render the KubeOVN IPsec switch, and only they thread gateway.http2 into Cilium.
     encryption = networking.get("encryption")
-    if isinstance(encryption, dict) and go_truthy(encryption.get("enabled")):
+    if facts.reads("networking.encryption") and isinstance(encryption, dict) and \
+            go_truthy(encryption.get("enabled")):
         kube_ovn["func"] = {"ENABLE_OVN_IPSEC": True}
 
     cilium: dict[str, Any] = {}
@@ -216,11 +219,10 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
         cilium["k8sServicePort"] = port
         origins += [(CILIUM_VALUES + ("k8sServiceHost",), where), (CILIUM_VALUES + ("k8sServicePort",), where)]
     cilium["cgroup"] = copy_tree(system["cilium"]["cgroup"])
-    cilium["gatewayAPI"] = {"enableAlpn": (values.get("gateway") or {}).get("http2")}
-    origins += [
-        (CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), ("platform", "values", "gateway", "http2")),
-        (("spec", "components", "kubeovn"), ("platform", "values", "networking")),
-    ]
+    if facts.reads("gateway.http2"):
+        cilium["gatewayAPI"] = {"enableAlpn": (values.get("gateway") or {}).get("http2")}
+        origins.append((CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), ("platform", "values", "gateway", "http2")))
+    origins.append((("spec", "components", "kubeovn"), ("platform", "values", "networking")))
     spec["components"] = {
         "kubeovn": {"values": {"kube-ovn": kube_ovn}},
         "cilium": {"values": {"cilium": cilium}},
