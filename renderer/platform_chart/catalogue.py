@@ -282,9 +282,11 @@ def _anchors(chart: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _reads(chart: Path) -> list[str]:
-    """Every platform value path the bundle templates and helpers read (``.Values.a.b``, ``dig``)."""
+    """Every platform value path the chart's templates read (``.Values.a.b``, ``dig``): the bundles and
+    helpers, and the templates that run only in a cluster (apps.yaml, containerd-registry-secret.yaml,
+    ...), so that "this version does not read the key" (PLT-14) is true of the whole chart."""
     found: set[str] = set()
-    files = [chart / "templates" / "_helpers.tpl", *sorted((chart / "templates" / "bundles").glob("*.yaml"))]
+    files = sorted(p for p in (chart / "templates").rglob("*") if p.is_file() and p.suffix in (".yaml", ".tpl"))
     for file in files:
         text = "\n".join(line for line in file.read_text(encoding="utf-8").splitlines()
                          if not line.lstrip().startswith(("{{/*", "{{- /*")))

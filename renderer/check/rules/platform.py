@@ -482,3 +482,80 @@ def plt_13(ctx: RuleContext) -> Iterator[Hit]:
 def _prefixes(key: tuple[str, ...]) -> list[tuple[str, ...]]:
     """``key`` and its parents, longest first: the deepest value the overlay actually set."""
     return [key[:n] for n in range(len(key), 0, -1)]
+
+
+@rule(
+    "PLT-14", WARNING,
+    "A platform value the cluster's chart version does not read",
+    """
+    The vendored chart versions read different platform values: main reads `networking.encryption`
+    (KubeOVN IPsec), `networking.stageCniPlugins` (multus staging), `telemetry.disabled` (the
+    controller's telemetry opt-out) and `gateway.http2` (Cilium ALPN), and v1.6.2 reads none of them.
+    A key the cluster's version never reads while another vendored version does is silently ignored
+    by the chart: this warns, naming the version that reads it (set `platform.version`, or drop the
+    key). The value paths each version reads are generated from all of its templates
+    (`renderer/_generated/platform/<version>.json`, `reads`). Keys no vendored version reads are not
+    this rule's (the overlay schema and the other rules judge them).
+    """,
+    [_SYSTEM, _HELPERS, "renderer/_generated/platform/<version>.json (reads)"],
+)
+def plt_14(ctx: RuleContext) -> Iterator[Hit]:
+    from renderer.platform_chart import shipped_versions
+    from renderer.platform_chart.model import chart_model
+
+    f = facts(ctx)
+    others = [chart_model(v) for v in shipped_versions() if v != f.chart.version]
+    platform = platform_package(ctx)
+    values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values") \
+        if platform is not None else None
+
+    def walk(node: Any, path: tuple[str, ...]) -> Iterator[Hit]:
+        if not isinstance(node, dict):
+            return
+        for key in sorted(node, key=str):
+            here = path + (str(key),)
+            dotted_path = ".".join(here)
+            if f.reads(dotted_path):
+                yield from walk(node[key], here)
+                continue
+            readers = [m.version for m in others if m.reads(dotted_path)]
+            if readers and isinstance(node[key], dict) and node[key]:
+                yield from walk(node[key], here)  # name the leaves the other version reads
+            elif readers:
+                yield _values_hit(ctx, f"{dotted_path} is not read by the platform chart {f.chart.version} "
+                                       f"(read by {', '.join(readers)}): it has no effect on this cluster; set "
+                                       "platform.version to a version that reads it, or drop the key.", here)
+
+    yield from walk(values, ())
+
+
+@rule(
+    "PLT-15", ERROR,
+    "A patch of a Package the cluster's chart version does not render",
+    """
+    A `packages:` entry without `spec.variant` tunes a Package the platform release renders (a patch,
+    see PLT-11). Some child Packages exist only in some chart versions (main renders
+    `cozystack.kubernetes-nodes-application` and `cozystack.computeplane-application`, v1.6.2 does
+    not). On a version that does not render it, the entry is no patch: it creates the Package itself,
+    with no variant, so the controller resolves it to `default` (VariantNotFound where the source has
+    no such variant, PackageSourceNotFound where the version ships no source) and nothing the
+    platform would have set is there. Set `platform.version` to a version that renders it, or write
+    the whole Package (with its variant) and own it.
+    """,
+    [_SYSTEM, _IAAS, _PAAS, _NAAS, "C:internal/operator/package_reconciler.go (variant default)"],
+)
+def plt_15(ctx: RuleContext) -> Iterator[Hit]:
+    from renderer.platform_chart import shipped_versions
+    from renderer.platform_chart.model import chart_model
+
+    f = facts(ctx)
+    own = f.known_platform_names()
+    for e in hand_written(ctx):
+        if e.name in own or written_variant(e) is not None:
+            continue
+        renderers = [v for v in shipped_versions() if v != f.chart.version and e.name in chart_model(v).emits]
+        if renderers:
+            yield Hit(f"{e.name} is rendered by the platform chart {', '.join(renderers)} but not by "
+                      f"{f.chart.version}: this entry is no patch, it creates the Package with no spec.variant "
+                      "(variant default); set platform.version, or write the whole Package with its variant.",
+                      e, ("metadata", "name"))

@@ -503,3 +503,37 @@ def test_plt_11_is_worded_in_one_module() -> None:
                      if "is rendered by the platform release with" in p.read_text(encoding="utf-8")
                      or "is co-managed with the platform release; platform-rendered" in p.read_text(encoding="utf-8"))
     assert holders == ["check/rules/platform.py"]
+
+
+# ---- PLT-14 / PLT-15: the cluster's version decides what is read and rendered ----------------------
+
+def test_plt14_warns_for_keys_only_another_version_reads(repo) -> None:
+    body = """\
+    platform:
+      variant: isp-full
+      values:
+        networking: {encryption: {enabled: true}, podCIDR: 10.244.0.0/16}
+        telemetry: {disabled: true}
+        gateway: {http2: false}
+    """
+    found = run(repo, "PLT-14", body)
+    assert [f.message.split(" is not read")[0] for f in found] == [
+        "gateway.http2", "networking.encryption.enabled", "telemetry.disabled"]
+    assert all(f.severity == WARNING and "(read by main-3c780ac)" in f.message for f in found)
+    assert line_col(found[2]) == position(body, "true}\n    gateway")
+    # main reads every one of them; networking.podCIDR is read by both.
+    assert run(repo, "PLT-14", body.replace("variant: isp-full", "variant: isp-full\n      version: main-3c780ac")) == []
+
+
+def test_plt15_a_patch_of_a_package_only_main_renders_is_an_error(repo) -> None:
+    body = """\
+    platform: {variant: isp-full}
+    packages:
+      cozystack.computeplane-application:
+        components: {computeplane: {values: {replicas: 2}}}
+    """
+    (finding,) = run(repo, "PLT-15", body)
+    assert finding.severity == ERROR and "rendered by the platform chart main-3c780ac but not by v1.6.2" in finding.message
+    assert run(repo, "PLT-15", body.replace("{variant: isp-full}", "{variant: isp-full, version: main-3c780ac}")) == []
+    # A whole Package with its variant is the user's own (PKG-03/PKG-04 judge it).
+    assert run(repo, "PLT-15", body.replace("components:", "variant: kubevirt\n        components:")) == []
