@@ -130,3 +130,38 @@ def test_plt_10_quotes_the_chart_with_go_formatting(value, quoted, cluster, cli)
     code, _, err = cli("check", str(folder))
     assert code == 1
     assert f"error[PLT-10]: networking.stageCniPlugins: expected a boolean, got {quoted} -- leaving it unset" in err
+
+
+SPRIG_INT_INPUTS = ["010", "4.5", True, False, "0x1f", "0xFF", "4.0", "4.", "10", " 10", "0", "-07", "+5", "1_000",
+                    "0_7", "08", "0b101", "0o17", "12a", "", None, 4.9, -2.5, 7, "99999999999999999999", [1], {"a": 1}]
+
+
+def test_helm_int_is_sprig_int_as_real_helm_computes_it(helm: str, tmp_path) -> None:
+    """Go's number parsing (issue 19 item 4): iaas.yaml's `cpuAllocationRatio | int` gives 8 for "010"."""
+    import json
+    import subprocess
+
+    from renderer.resolve.platform import helm_int
+
+    chart = tmp_path / "ints"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: ints\nversion: 0.1.0\n")
+    (chart / "templates" / "out.yaml").write_text(
+        "ints:\n{{- range .Values.items }}\n  - {{ . | int }}\n{{- end }}\n")
+    (tmp_path / "values.json").write_text(json.dumps({"items": SPRIG_INT_INPUTS}))
+    done = subprocess.run([helm, "template", "x", str(chart), "-f", str(tmp_path / "values.json")],
+                          capture_output=True, text=True, check=True, timeout=60)
+    from ruamel.yaml import YAML
+
+    rendered = YAML(typ="safe").load(done.stdout.split("---", 1)[-1])["ints"]
+    assert [helm_int(v) for v in SPRIG_INT_INPUTS] == rendered
+
+
+@pytest.mark.parametrize(("ratio", "rendered"), [("010", 8), ("4.5", 0), (True, 1), ("0", 0), (4, 4)])
+def test_kubevirt_cpu_allocation_ratio_is_what_the_chart_renders(ratio, rendered) -> None:
+    from renderer.load.variants import Variants
+    from renderer.resolve.platform import PlatformFacts
+
+    facts = PlatformFacts(Variants().catalogue(), "isp-full", {"resources": {"cpuAllocationRatio": ratio}})
+    values = facts.rendered_packages["cozystack.kubevirt"].values
+    assert values[("kubevirt", "values", "cpuAllocationRatio")] == rendered

@@ -27,7 +27,7 @@ from renderer.check.rules.common import (
     written_variant,
 )
 from renderer.errors import ERROR, WARNING
-from renderer.model import PLATFORM_PACKAGE
+from renderer.model import PACKAGE_API, PLATFORM_PACKAGE
 from renderer.platform_chart.model import go_quote
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 
@@ -440,13 +440,22 @@ def _same(a: Any, b: Any) -> bool:
     iaas `*-application` Packages are `kubevirt`; a bundle-enabled `cozystack.gpu-operator` follows
     `bundles.iaas.gpuOperatorVariant`; everything else is `default`. A different variant in a
     hand-written copy fights the platform release on every reconcile. To run another variant, add the
-    name to `bundles.disabledPackages` and own the whole Package.
+    name to `bundles.disabledPackages` and own the whole Package. An empty `variant: ""` is a
+    variant too: server-side apply writes it over the platform's, and the controller reads an empty
+    variant as `default` (for `cozystack.networking`: VariantNotFound).
     """,
     [_SYSTEM, _IAAS, _PAAS, _NAAS],
 )
 def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     for e in hand_written(ctx):
         rendered = co_managed(ctx, e)
+        if rendered is not None and spec_of(e).get("variant") == "":
+            # Not "unset": server-side apply writes the empty string over the platform's variant,
+            # and the controller resolves "" to default (package_reconciler.go).
+            yield Hit(f'spec.variant "" overrides the platform-rendered variant {rendered.variant} for {e.name}: '
+                      "server-side apply sets it, and the controller resolves an empty variant to default; "
+                      "drop the key to keep the platform's.", e, ("spec", "variant"))
+            continue
         variant = written_variant(e)
         if rendered is None or variant is None or variant == rendered.variant:
             continue
@@ -559,3 +568,26 @@ def plt_15(ctx: RuleContext) -> Iterator[Hit]:
                       f"{f.chart.version}: this entry is no patch, it creates the Package with no spec.variant "
                       "(variant default); set platform.version, or write the whole Package with its variant.",
                       e, ("metadata", "name"))
+
+
+@rule(
+    "PLT-16", ERROR,
+    "A PackageSource the platform chart also ships",
+    """
+    The platform release emits every PackageSource under its chart's `sources/` (templates/sources.yaml
+    copies them verbatim): `cozystack.metallb`, `cozystack.networking`, ... A PackageSource of the same
+    name in the render (`manifests:`) is one cluster-scoped object with two owners: the platform
+    release re-asserts its copy on every reconcile and Helm adopts or overwrites the other, so whichever
+    applied last decides the variants every Package of that name resolves against. The names are the
+    cluster's chart version's (`renderer/_generated/platform/<version>.json`, `sources`). Ship a source
+    of your own under a name of your own.
+    """,
+    ["C:packages/core/platform/templates/sources.yaml", "C:packages/core/platform/sources/*.yaml"],
+)
+def plt_16(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for e in ctx.objects:
+        if e.api_version == PACKAGE_API and e.kind == "PackageSource" and e.name in f.chart.sources:
+            yield Hit(f"PackageSource {e.name} is shipped by the platform chart {f.chart.version} "
+                      f"({f.chart.sources[e.name]['file']}): the platform release re-applies its own copy, so "
+                      "two owners fight over it; name your source differently.", e, ("metadata", "name"))

@@ -537,3 +537,18 @@ def test_plt15_a_patch_of_a_package_only_main_renders_is_an_error(repo) -> None:
     assert run(repo, "PLT-15", body.replace("{variant: isp-full}", "{variant: isp-full, version: main-3c780ac}")) == []
     # A whole Package with its variant is the user's own (PKG-03/PKG-04 judge it).
     assert run(repo, "PLT-15", body.replace("components:", "variant: kubevirt\n        components:")) == []
+
+
+def test_plt12_an_empty_variant_on_a_patch_is_a_fight(repo) -> None:
+    body = """\
+    platform: {variant: isp-full}
+    packages:
+      cozystack.networking:
+        variant: ""
+        components: {cilium: {values: {cilium: {hubble: {enabled: true}}}}}
+    """
+    (finding,) = run(repo, "PLT-12", body)
+    assert finding.severity == ERROR and 'spec.variant "" overrides the platform-rendered variant kubeovn-cilium' \
+        in finding.message
+    assert line_col(finding) == position(body, '""')
+    assert run(repo, "PKG-10", body) == []  # one cause, one finding
