@@ -10,16 +10,30 @@ folders: it is imported on the render path (version-aware rules), so it imports 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 CHARTS = Path(__file__).parent / "charts"
-# The latest vendored release: what `cozy-render init` writes and what a cluster that does not say
-# `platform.version` is judged by. Users run releases (the operator installs the platform chart of
-# the cozystack release it ships); a `main-*` snapshot is opt-in. Every version-dependent rule and
-# feature reads the cluster's version (PlatformFacts.version), never this constant directly.
-DEFAULT_VERSION = "v1.6.2"
-SHIPPED_VERSIONS = ("v1.6.2", "main-3c780ac")
+_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+def latest_release(names: list[str]) -> str | None:
+    """The highest ``vX.Y.Z`` among ``names`` (snapshots such as ``main-3c780ac`` are not releases)."""
+    releases = [(tuple(int(g) for g in found.groups()), name) for name in names if (found := _RELEASE.match(name))]
+    return max(releases)[1] if releases else None
+
+
+def _vendored() -> list[str]:
+    return sorted(p.name for p in CHARTS.iterdir() if (p / "Chart.yaml").is_file()) if CHARTS.is_dir() else []
+
+
+# The latest vendored release (v1.6.2 today): what `cozy-render init` writes and what a cluster that
+# does not say `platform.version` is judged by. Users run releases (the operator installs the
+# platform chart of the cozystack release it ships); a `main-*` snapshot is opt-in. Vendoring the
+# next release (python -m renderer.platform_chart.vendor) makes it the default. Every
+# version-dependent rule and feature reads the cluster's version (PlatformFacts.version).
+DEFAULT_VERSION = latest_release(_vendored()) or "v1.6.2"
 
 @lru_cache(maxsize=1)
 def _shipped() -> tuple[str, ...]:

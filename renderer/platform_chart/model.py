@@ -322,7 +322,8 @@ def _has(name: str, listed: Any, key: str) -> bool:
         return False
     if not isinstance(listed, list):
         raise GoTemplateError("has $name $disabled" if key == "disabledPackages" else "has $name $enabled",
-                              f"error calling has: Cannot find has on type {go_type(listed)}")
+                              # Sprig mustHas prints the reflect.Kind ("map"), not the Go type
+                              f"error calling has: Cannot find has on type {go_kind(listed)}")
     return any(go_kind(item) == "string" and item == name for item in listed)
 
 
@@ -352,6 +353,10 @@ def node_key(at: str) -> tuple[str, ...]:
         return tuple(found.group(1).lstrip(".").split("."))
     if "apiServerEndpoint" in at:
         return ("publishing", "apiServerEndpoint")
+    if at.startswith("has $name $disabled"):
+        return ("bundles", "disabledPackages")
+    if at.startswith("has $name $enabled"):
+        return ("bundles", "enabledPackages")
     if "gpuVariant" in at:
         return ("bundles", "iaas", "gpuOperatorVariant")
     return ()

@@ -80,6 +80,8 @@ def _merge_package_lists(values: dict[str, Any], enabled: dict[str, Location | N
     bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else None
     for key, extra in (("enabledPackages", enabled), ("disabledPackages", disabled)):
         user = (bundles or {}).get(key)
+        if isinstance(user, dict) and not user:
+            user = None  # the chart reads `default (list) {}` as an empty list: so do we
         names = list(user) if isinstance(user, list) else []
         if not extra and not isinstance(user, list):
             continue

@@ -67,6 +67,25 @@ def test_effective_marks_origins(helm: str, cli) -> None:
     assert json.loads(out)["assumedAbsent"]
 
 
+def test_a_manifests_package_of_a_platform_name_is_co_managed_as_check_says(helm: str, cli, cluster) -> None:
+    """Issue 19 item 5: effective and check agree on the origin (PLT-11 calls it co-managed)."""
+    metallb = {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": {"name": "cozystack.metallb"},
+               "spec": {"variant": "default"}}
+    folder = cluster(overlay_doc(platform={"variant": "isp-full"}, manifests=[metallb]))
+    code, out, _ = cli("effective", str(folder), "-o", "json", "--helm", helm)
+    assert code == 0
+    (package,) = [p for p in json.loads(out)["packages"] if p["name"] == "cozystack.metallb"]
+    assert package["origin"] == "co-managed"
+    # What the platform writes stays on the object (its annotations included).
+    from renderer.effective.helm import render_platform
+
+    platform = render_platform(helm, chart_dir("v1.6.2"), "isp-full", {}).packages()["cozystack.metallb"]
+    theirs = platform["metadata"].get("annotations") or {}
+    assert (package["object"]["metadata"].get("annotations") or {}).items() >= theirs.items()
+    code, _, err = cli("check", str(folder))
+    assert "warning[PLT-11]: cozystack.metallb is co-managed" in err
+
+
 def test_effective_table_and_yaml_say_what_was_assumed(helm: str, cli) -> None:
     sample = str(OVERLAYS / "clusters" / "hubble-generic-01")
     code, table, _ = cli("effective", sample, "-o", "table", "--helm", helm)

@@ -165,3 +165,23 @@ def test_kubevirt_cpu_allocation_ratio_is_what_the_chart_renders(ratio, rendered
     facts = PlatformFacts(Variants().catalogue(), "isp-full", {"resources": {"cpuAllocationRatio": ratio}})
     values = facts.rendered_packages["cozystack.kubevirt"].values
     assert values[("kubevirt", "values", "cpuAllocationRatio")] == rendered
+
+
+def test_the_default_is_the_latest_vendored_release() -> None:
+    from renderer.platform_chart import DEFAULT_VERSION, latest_release, shipped_versions
+
+    assert DEFAULT_VERSION == latest_release(shipped_versions()) == "v1.6.2"
+    assert latest_release(["main-3c780ac", "v1.6.2", "v1.10.0", "v1.7.0"]) == "v1.10.0"  # numeric, not text
+    assert latest_release(["main-3c780ac"]) is None
+
+
+def test_the_readme_supported_versions_table_is_generated_from_the_charts() -> None:
+    from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
+    from renderer.platform_chart.catalogue import README, TABLE_END, TABLE_START
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index(TABLE_START):text.index(TABLE_END)]
+    rows = [line for line in table.splitlines() if line.startswith("| `") and "platform.version" not in line]
+    assert [row.split("`")[1] for row in rows] == shipped_versions()
+    assert [row for row in rows if "(default)" in row] == [r for r in rows if r.startswith(f"| `{DEFAULT_VERSION}`")]
+    assert "`networking.encryption.enabled`" in next(r for r in rows if r.startswith("| `main-3c780ac`"))

@@ -481,9 +481,11 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
 )
 def plt_13(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
+    seen: set[str] = set()
     for problem in f.chart_problems:
-        if problem.kind != "template":
-            continue
+        if problem.kind != "template" or problem.message in seen:
+            continue  # one cause failing several templates (a map as disabledPackages): helm stops at the first
+        seen.add(problem.message)
         message = f"executing \"cozy-platform/{problem.template}\" {problem.message} (platform chart {f.chart.version})"
         yield _values_hit(ctx, message, *_prefixes(problem.key))
 

@@ -552,3 +552,14 @@ def test_plt12_an_empty_variant_on_a_patch_is_a_fight(repo) -> None:
         in finding.message
     assert line_col(finding) == position(body, '""')
     assert run(repo, "PKG-10", body) == []  # one cause, one finding
+
+
+def test_an_empty_map_as_a_package_list_is_what_the_chart_accepts(repo) -> None:
+    """Issue 19 item 7: `default (list) {}` is an empty list to the chart; a non-empty map fails `has`."""
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {disabledPackages: {}, enabledPackages: {}}}\n"
+    assert run(repo, "PLT-13", body) == []  # and no OVL-SCHEMA refusal
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {disabledPackages: {a: 1}}}\n"
+    (finding,) = run(repo, "PLT-13", body)  # one cause, one line, though four templates call `has`
+    assert finding.message.endswith("at <has $name $disabled>: error calling has: Cannot find has on type map "
+                                    "(platform chart v1.6.2)")
+    assert line_col(finding) == position(body, "disabledPackages")
