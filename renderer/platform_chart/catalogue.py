@@ -255,7 +255,8 @@ def generate(chart: Path) -> dict[str, Any]:
 # Expressions renderer.platform_chart.model evaluates itself (beside the chart's own conditions).
 MODEL_EXPRESSIONS = ("default (list) .Values.bundles.disabledPackages",
                      "default (list) .Values.bundles.enabledPackages", ".Values.networking",
-                     ".Values.publishing.apiServerEndpoint", ".Values.authentication.oidc.enabled")
+                     ".Values.publishing.apiServerEndpoint", ".Values.authentication.oidc.enabled",
+                     ".Values.publishing.ingressName")
 
 
 def _as_json(node: Any) -> Any:
@@ -267,6 +268,7 @@ ANCHOR_MARKERS = (
     "urlParse $apiServerEndpoint",
     'ternary "true" "false" .Values.authentication.oidc.enabled',
     'include "cozystack.platform.stageCniPlugins"',
+    'trimPrefix "tenant-" $ingressNs',
 )
 
 

@@ -135,6 +135,11 @@ def truthy(value: Any) -> bool:
     return bool(value)
 
 
+# Go's dynamic type of a Helm value of each kind (what a failed interface conversion names).
+_GO_TYPES = {"bool": "bool", "float64": "float64", "string": "string", "slice": "[]interface {}",
+             "map": "map[string]interface {}", "invalid": "<nil>"}
+
+
 def go_kind(value: Any) -> str:
     if value is None:
         return "invalid"
@@ -238,7 +243,7 @@ def evaluate(node: Node, values: dict[str, Any]) -> Any:
             if not isinstance(node_, dict):
                 raise GoTemplateError(f"dig {' '.join(_show(a) for a in args)}",
                                       f"error calling dig: interface conversion: interface {{}} is "
-                                      f"{go_kind(node_)}, not map[string]interface {{}}")
+                                      f"{_GO_TYPES[go_kind(node_)]}, not map[string]interface {{}}")
             if key not in node_:
                 return fallback
             node_ = node_[key]

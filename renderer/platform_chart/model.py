@@ -129,17 +129,15 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
 
 
 def url_parse_error(value: Any) -> str | None:
-    """Why Sprig ``urlParse`` (Go ``url.Parse``) fails on ``value``, or None when it parses."""
+    """Why Sprig ``urlParse`` (Go ``url.Parse``, ``renderer.platform_chart.gourl``) fails on ``value``,
+    in helm's words, or None when it parses."""
+    from renderer.platform_chart import gourl
+
     if not isinstance(value, str):
         return f"wrong type for value; expected string; got {go_type(value)}"
-    head = value.split("/", 1)[0]
-    if ":" in head:
-        scheme = head.split(":", 1)[0]
-        if scheme == "":
-            return f'error calling urlParse: unable to parse url: parse {go_quote(value)}: missing protocol scheme'
-        if not _SCHEME.match(scheme) and "/" not in value.split(":", 1)[0]:
-            return (f"error calling urlParse: unable to parse url: parse {go_quote(value)}: "
-                    "first path segment in URL cannot contain colon")
+    error = gourl.parse(value).error
+    if error:
+        return f"error calling urlParse: unable to parse url: parse {go_quote(value)}: {error}"
     return None
 
 
@@ -293,13 +291,22 @@ def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -
         endpoint = evaluate(parsed(".Values.publishing.apiServerEndpoint"), values)
         why = url_parse_error(endpoint) if truthy(endpoint) else None
         if why:
-            raise GoTemplateError("urlParse $apiServerEndpoint", why)
+            # A non-string fails on the argument itself (helm: at <$apiServerEndpoint>), a bad string in urlParse.
+            raise GoTemplateError("urlParse $apiServerEndpoint" if isinstance(endpoint, str) else "$apiServerEndpoint",
+                                  why)
     elif marker.startswith("ternary"):
         enabled = evaluate(parsed(".Values.authentication.oidc.enabled"), values)
         if not isinstance(enabled, bool):
-            got = "<nil>" if enabled is None else go_type(enabled)
+            # A null or absent key is the zero interface{} to text/template, so helm says "interface {}".
+            got = "interface {}" if enabled is None else go_type(enabled)
             raise GoTemplateError(".Values.authentication.oidc.enabled",
                                   f"wrong type for value; expected bool; got {got}")
+    elif marker.startswith("trimPrefix"):
+        # system.yaml: $ingressNs := .Values.publishing.ingressName | default "tenant-root", then
+        # trimPrefix, which takes a string (a number or bool is a Go template error there).
+        namespace = evaluate(parsed(".Values.publishing.ingressName"), values)
+        if truthy(namespace) and not isinstance(namespace, str):
+            raise GoTemplateError("$ingressNs", f"wrong type for value; expected string; got {go_type(namespace)}")
     elif marker.startswith("include"):
         networking = evaluate(parsed(".Values.networking"), values)
         if not truthy(networking):
@@ -353,6 +360,8 @@ def node_key(at: str) -> tuple[str, ...]:
         return tuple(found.group(1).lstrip(".").split("."))
     if "apiServerEndpoint" in at:
         return ("publishing", "apiServerEndpoint")
+    if at == "$ingressNs":
+        return ("publishing", "ingressName")
     if at.startswith("has $name $disabled"):
         return ("bundles", "disabledPackages")
     if at.startswith("has $name $enabled"):

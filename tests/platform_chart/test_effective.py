@@ -245,3 +245,29 @@ def test_effective_refuses_a_folder_that_is_no_chart(helm: str, cli, tmp_path: P
     code, _, err = cli("effective", str(OVERLAYS / "clusters" / "vlan-apt-01"), "--helm", helm,
                        "--platform-chart", str(tmp_path))
     assert code == 3 and "error[PLT-VERSION]" in err and "no Chart.yaml" in err
+
+
+# ---- issue 19 item 2: failures outside the bundle conditions, caught without helm at both versions ----
+
+BREAKING = [
+    {"publishing": {"ingressName": 5, "proxyProtocol": True}},
+    {"publishing": {"ingressName": True, "proxyProtocol": True}},
+    {"publishing": {"apiServerEndpoint": "https://api example.org:6443"}},
+    {"publishing": {"apiServerEndpoint": "https://api.example.org:https"}},
+    {"publishing": {"apiServerEndpoint": "https://api.example.org%zz:6443"}},
+]
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+@pytest.mark.parametrize("values", BREAKING, ids=[json.dumps(v) for v in BREAKING])
+def test_the_model_quotes_what_helm_fails_with(values: dict[str, Any], version: str, helm: str, cluster) -> None:
+    from renderer.effective.chart_check import platform_view
+    from renderer.effective.helm import render_platform
+
+    folder = cluster(overlay_doc(platform={"variant": "isp-full-generic", "version": version, "values": values}))
+    result = render(folder, refuse=False)
+    failure = render_platform(helm, chart_dir(version), "isp-full-generic", values).failure
+    assert failure is not None
+    model = [f for f in result.findings if f.code == "PLT-13"]
+    assert len(model) == 1 and failure.message in model[0].message, (failure.message, model)
+    assert platform_view(result, helm=helm).findings == ()  # the chart's failure is reported once

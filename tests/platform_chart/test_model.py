@@ -185,3 +185,36 @@ def test_the_readme_supported_versions_table_is_generated_from_the_charts() -> N
     assert [row.split("`")[1] for row in rows] == shipped_versions()
     assert [row for row in rows if "(default)" in row] == [r for r in rows if r.startswith(f"| `{DEFAULT_VERSION}`")]
     assert "`networking.encryption.enabled`" in next(r for r in rows if r.startswith("| `main-3c780ac`"))
+
+
+URLS = ["https://api.example.org:6443", "https://a b:6443", "https://h:abc", "https://h%zz", "https://h:6443/%zz",
+        "https://[::1]:6443", "https://[::1", "http://h:", "h:6443", "10.0.0.5:6443", ":6443", "https://h\u0001",
+        "ht tp://h", "https://user@h:1", "https://us er@h:1", "https://h:6443?a=%zz", "https://h#%zz", "https://h%2",
+        "https://h%41", "https://h%25x", "//h:1", "https://h/a b", "https://ünï.example:1", "https://h{}:1"]
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_url_parse_is_gos_as_real_helm_runs_it(helm: str, tmp_path, url: str) -> None:
+    """One Go url.Parse for PLT-13 and Hubble own (issue 19 item 2): helm's own host and error text."""
+    import json
+    import subprocess
+
+    from renderer.resolve.features.hubble import go_url_host
+
+    chart = tmp_path / "urls"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: urls\nversion: 0.1.0\n")
+    (chart / "templates" / "out.yaml").write_text("host: {{ (urlParse .Values.url).host | quote }}\n")
+    (tmp_path / "values.json").write_text(json.dumps({"url": url}))
+    done = subprocess.run([helm, "template", "x", str(chart), "-f", str(tmp_path / "values.json")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    if done.returncode == 0:
+        from ruamel.yaml import YAML
+
+        host = YAML(typ="safe").load(done.stdout.split("---", 1)[-1])["host"]
+        assert url_parse_error(url) is None and go_url_host(url) == host
+    else:
+        error = next(line for line in done.stderr.splitlines() if line.startswith("Error: "))
+        assert error.split("at <urlParse .Values.url>: ", 1)[1] == url_parse_error(url)
+        with pytest.raises(ValueError):
+            go_url_host(url)
