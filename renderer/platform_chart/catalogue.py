@@ -246,6 +246,7 @@ def generate(chart: Path) -> dict[str, Any]:
         "checks": checks,
         "unmodelledChecks": unmodelled,
         "anchors": _anchors(chart),
+        "clusterAnchors": _cluster_anchors(chart),
         "reads": _reads(chart),
         "files": {f"files/{p.name}": yaml.load(p.read_text(encoding="utf-8"))
                   for p in sorted((chart / "files").glob("*.yaml"))},
@@ -270,6 +271,34 @@ ANCHOR_MARKERS = (
     'include "cozystack.platform.stageCniPlugins"',
     'trimPrefix "tenant-" $ingressNs',
 )
+
+
+# Spots in the templates that run only in a cluster (``helm template`` of the bundles leaves them out)
+# whose value conversions the model replays (``renderer.platform_chart.model.cluster_template_problems``).
+CLUSTER_MARKERS = (
+    'eq .Values.publishing.certificates.solver "dns01"',
+    "if $mirror.endpoints",
+    "range $endpoint := $mirror.endpoints",
+    "index $.Values.registries.config $endpoint",
+    "if $endpointConfig.tls }}",
+    "if $endpointConfig.tls.insecureSkipVerify",
+    "if $endpointConfig.auth",
+)
+CLUSTER_TEMPLATES = ("apps.yaml", "containerd-registry-secret.yaml")
+
+
+def _cluster_anchors(chart: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name in CLUSTER_TEMPLATES:
+        path = chart / "templates" / name
+        if not path.is_file():
+            continue
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for marker in CLUSTER_MARKERS:
+                if marker in text and marker not in out:
+                    start = marker.removeprefix("if ").removeprefix("range $endpoint := ").removesuffix(" }}")
+                    out[marker] = {"template": f"templates/{name}", "line": number, "col": text.index(start) + 1}
+    return out
 
 
 def _anchors(chart: Path) -> dict[str, list[dict[str, Any]]]:

@@ -236,7 +236,32 @@ class ChartModel:
                 if isinstance(outcome, ChartProblem) and not failed:
                     problems.append(outcome)
                     failed = True
+        problems += self.cluster_template_problems(values)
         return rendered, problems
+
+    def cluster_template_problems(self, values: dict[str, Any]) -> list[ChartProblem]:
+        """Go template errors of the templates that run only in a cluster (apps.yaml,
+        containerd-registry-secret.yaml), which no offline render of the bundles reaches: the value
+        conversions at ``clusterAnchors``, in helm's words (checked against real helm)."""
+        anchors = self.data.get("clusterAnchors") or {}
+        problems: list[ChartProblem] = []
+
+        def problem(marker: str, at: str, why: str, key: tuple[str, ...]) -> None:
+            spot = anchors.get(marker)
+            if spot is not None:
+                problems.append(ChartProblem(f"at <{at}>: {why}", spot["template"], spot["line"], key, "template"))
+
+        certificates = _dig(values, "publishing", "certificates")
+        if isinstance(certificates, dict) and not truthy(certificates.get("wildcardSecretName")):
+            solver = certificates.get("solver")
+            if solver is not None and not isinstance(solver, str):
+                problem('eq .Values.publishing.certificates.solver "dns01"',
+                        'eq .Values.publishing.certificates.solver "dns01"',
+                        "error calling eq: incompatible types for comparison", ("publishing", "certificates", "solver"))
+        found = _registry_problem(_dig(values, "registries", "mirrors"), _dig(values, "registries", "config"))
+        if found is not None:
+            problem(*found)
+        return problems
 
     def _step(self, kind: str, payload: Any, values: dict[str, Any], value: Callable[[str], Any],
               holds: Callable[[list[str]], bool], rendered: dict[str, RenderedPackage],
@@ -280,6 +305,59 @@ class ChartModel:
                         (best is None or e["line"] < best["line"]):
                     best = e
         return best
+
+
+def _dig(tree: Any, *path: str) -> Any:
+    for key in path:
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree
+
+
+def _in_order(collection: Any) -> list[Any]:
+    """What ``range`` visits: a list in order, a map's values by sorted key."""
+    if isinstance(collection, dict):
+        return [collection[k] for k in sorted(collection, key=str)]
+    return list(collection) if isinstance(collection, list) else []
+
+
+def _registry_problem(mirrors: Any, config: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """containerd-registry-secret.yaml's first Go template error for these values, or None."""
+    if not truthy(mirrors) or not isinstance(mirrors, (dict, list)):
+        return None  # a scalar: `range` over it is not replayed here
+    for mirror in _in_order(mirrors):
+        if not isinstance(mirror, dict):
+            if mirror is None:
+                return None  # nil pointer evaluating: not replayed
+            return ("if $mirror.endpoints", "$mirror.endpoints",
+                    "can't evaluate field endpoints in type interface {}", ("registries", "mirrors"))
+        endpoints = mirror.get("endpoints")
+        if not truthy(endpoints):
+            continue
+        if not isinstance(endpoints, (dict, list)):
+            return ("range $endpoint := $mirror.endpoints", "$mirror.endpoints",
+                    f"range can't iterate over {go_format(endpoints)}", ("registries", "mirrors"))
+        for endpoint in _in_order(endpoints):
+            index = "index $.Values.registries.config $endpoint"
+            if config is None:
+                return (index, index, "error calling index: index of untyped nil", ("registries", "config"))
+            if isinstance(config, list):
+                return (index, index, f"error calling index: cannot index slice/array with type {go_type(endpoint)}",
+                        ("registries", "config"))
+            if not isinstance(config, dict) or not isinstance(endpoint, str):
+                return None  # other index errors: not replayed
+            entry = config.get(endpoint)
+            if not truthy(entry):
+                continue
+            if not isinstance(entry, dict):
+                return ("if $endpointConfig.tls }}", "$endpointConfig.tls",
+                        f"can't evaluate field tls in type {go_type(entry)}", ("registries", "config"))
+            tls, auth = entry.get("tls"), entry.get("auth")
+            if truthy(tls) and not isinstance(tls, dict):
+                return ("if $endpointConfig.tls.insecureSkipVerify", "$endpointConfig.tls.insecureSkipVerify",
+                        "can't evaluate field insecureSkipVerify in type interface {}", ("registries", "config"))
+            if truthy(auth) and not isinstance(auth, dict):
+                return None  # `$endpointConfig.auth.username` on a scalar: not replayed
+    return None
 
 
 def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -> ChartProblem | None:

@@ -271,3 +271,43 @@ def test_the_model_quotes_what_helm_fails_with(values: dict[str, Any], version: 
     model = [f for f in result.findings if f.code == "PLT-13"]
     assert len(model) == 1 and failure.message in model[0].message, (failure.message, model)
     assert platform_view(result, helm=helm).findings == ()  # the chart's failure is reported once
+
+
+CLUSTER_ONLY = [
+    {"registries": {"mirrors": ["docker.io"]}},
+    {"registries": {"mirrors": {"docker.io": "mirror.example.org"}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": "http://m"}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": ["a"]}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": {"http://m": "x"}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": {"http://m": {"tls": "x"}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}},
+                    "config": {"http://m": {"tls": {"insecureSkipVerify": True}}}}},
+    {"publishing": {"certificates": {"solver": 5}}},
+    {"publishing": {"certificates": {"solver": True}}},
+    {"publishing": {"certificates": {"solver": None}}},
+    {"publishing": {"certificates": {"solver": 5, "wildcardSecretName": "mine"}}},
+]
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+@pytest.mark.parametrize("values", CLUSTER_ONLY, ids=[json.dumps(v) for v in CLUSTER_ONLY])
+def test_templates_that_run_only_in_a_cluster_fail_as_the_model_says(values: dict[str, Any], version: str,
+                                                                      helm: str) -> None:
+    """apps.yaml and containerd-registry-secret.yaml, rendered by real helm (their lookups find nothing,
+    as a fresh cluster's would), against the model's replay of their value conversions."""
+    from renderer.effective.helm import offline_chart, template, values_files
+    from renderer.load.variants import Variants
+    from renderer.platform_chart.model import chart_model
+    from renderer.resolve.platform import PlatformFacts
+
+    with offline_chart(chart_dir(version), ("_helpers.tpl", "apps.yaml", "containerd-registry-secret.yaml")) as copy:
+        rendered = template(helm, copy, values_files(copy, "isp-full"), values)
+    facts = PlatformFacts(Variants().catalogue(), "isp-full", values, version=version)
+    model = chart_model(version).cluster_template_problems(facts.chart_values)
+    if rendered.failure is None:
+        assert model == []
+    else:
+        (problem,) = model
+        assert (rendered.failure.template, rendered.failure.line) == (problem.template, problem.line)
+        assert rendered.failure.message == f'executing "cozy-platform/{problem.template}" {problem.message}'

@@ -476,8 +476,17 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     isp-full-generic). The conditions are replayed from the chart version's own templates
     (`renderer/_generated/platform/<version>.json`), in the order helm executes them, so the message
     is the one helm prints after `executing "<template>"`. `fail` guards are PLT-03..06 and PLT-10's.
+
+    Also the templates that run only in a cluster, which no offline render of the bundles reaches:
+    `apps.yaml` (`eq` on a non-string `publishing.certificates.solver`) and
+    `containerd-registry-secret.yaml` (`registries.mirrors` entries that are not maps, `endpoints`
+    that are not lists, mirrors with endpoints but no `registries.config` map: `index of untyped
+    nil`, config entries of the wrong shape). Other value paths of those templates are not replayed.
+    One cause failing several templates (a map as `bundles.disabledPackages`) is one finding.
     """,
-    [_SYSTEM, _IAAS, _HELPERS, "renderer/_generated/platform/<version>.json (generated from the chart)"],
+    [_SYSTEM, _IAAS, _HELPERS, "C:packages/core/platform/templates/apps.yaml L52",
+     "C:packages/core/platform/templates/containerd-registry-secret.yaml",
+     "renderer/_generated/platform/<version>.json (generated from the chart)"],
 )
 def plt_13(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
