@@ -563,3 +563,11 @@ def test_an_empty_map_as_a_package_list_is_what_the_chart_accepts(repo) -> None:
     assert finding.message.endswith("at <has $name $disabled>: error calling has: Cannot find has on type map "
                                     "(platform chart v1.6.2)")
     assert line_col(finding) == position(body, "disabledPackages")
+
+
+def test_no_guard_text_is_claimed_where_the_chart_fails_before_it(repo) -> None:
+    """Issue 19 item 4: `bundles.system.variant: 1` fails `eq` first; PLT-04/PLT-06 quote nothing."""
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {system: {variant: 1}, paas: {enabled: true}}}\n"
+    assert run(repo, "PLT-04", body) == [] and run(repo, "PLT-06", body) == []
+    (finding,) = run(repo, "PLT-13", body)
+    assert 'at <eq .Values.bundles.system.variant "isp-full">: error calling eq: incompatible types' in finding.message
