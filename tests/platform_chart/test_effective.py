@@ -40,15 +40,34 @@ def _helm_packages(helm: str, version: str, variant: str, values: dict[str, Any]
     return {d["metadata"]["name"]: d["spec"]["variant"] for d in docs}
 
 
+def _pinned(sample: Path, version: str, tmp_path: Path) -> Path:
+    """A copy of the sample tree with the sample's cluster pinned to ``version``."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo / "overlays")
+    (repo / ".git").mkdir()
+    cluster = repo / "overlays" / "clusters" / sample.name / "cluster.yaml"
+    text = cluster.read_text(encoding="utf-8")
+    if "\nplatform:\n" in text:
+        text = text.replace("\nplatform:\n", f"\nplatform:\n  version: {version}\n", 1)
+    else:
+        text += f"platform:\n  version: {version}\n"
+    cluster.write_text(text, encoding="utf-8")
+    return cluster.parent
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.name for p in SAMPLES])
-def test_effective_json_is_helm_plus_our_own(sample: Path, helm: str, cli, tmp_path: Path) -> None:
+def test_effective_json_is_helm_plus_our_own(sample: Path, version: str, helm: str, cli, tmp_path: Path) -> None:
+    """Acceptance (issue 19): every sample passes effective = helm at both vendored versions."""
+    sample = _pinned(sample, version, tmp_path)
     code, out, _ = cli("effective", str(sample), "-o", "json", "--helm", helm)
     assert code == 0
     listed = {p["name"]: p["variant"] for p in json.loads(out)["packages"]}
     result = render(sample)
     platform = next(e for e in result.objects if e.is_package("cozystack.cozystack-platform"))
     spec = platform.obj["spec"]
-    expected = _helm_packages(helm, result.overlay.get("platform", "version") or DEFAULT_VERSION,
+    assert result.plan.facts.version == version
+    expected = _helm_packages(helm, version,
                               spec["variant"], spec.get("components", {}).get("platform", {}).get("values", {}),
                               tmp_path)
     for e in result.objects:
