@@ -198,15 +198,18 @@ def check_stage(result: RenderResult, options: Options) -> None:
     # output schemas (renderer.check.schemas): kubeconform-compatible, offline
     result.findings.extend(check_objects(result, kubernetes_version=options.kubernetes_version,
                                          validator=options.validator))
-    result.findings.extend(run_rules(result))
+    view = None
+    if options.chart is not None and options.chart.mode == "helm":
+        # the real chart is the one answer to "what does the platform render" for every rule
+        from renderer.effective.chart_check import platform_view
+
+        view = platform_view(result, helm=options.chart.helm)
+        result.findings.extend(view.findings)
+    result.findings.extend(run_rules(result, platform=view))
     if options.flux:
         from renderer.output import flux
 
         result.findings.extend(flux.check(result))
-    if options.chart is not None and options.chart.mode == "helm":
-        from renderer.effective.chart_check import chart_findings
-
-        result.findings[:] = chart_findings(result, helm=options.chart.helm) + result.findings
     result.findings[:] = sorted_findings(result.findings)
 
 

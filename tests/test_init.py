@@ -101,3 +101,12 @@ def test_a_tree_without_bases_gets_a_self_contained_file(cli, tmp_path: Path) ->
     assert code == 0, err
     text = (tree / "clusters" / "solo-01" / "cluster.yaml").read_text(encoding="utf-8")
     assert "inherits" not in text and "variant: isp-full " in text
+
+
+def test_init_writes_the_platform_version_it_chose(cli, tree: Path) -> None:
+    """Issue 19 item 1: the cluster says which chart it is judged by (the default: the latest release)."""
+    from renderer.platform_chart import DEFAULT_VERSION
+
+    assert cli("init", "v1", "--os", "apt", "--root", str(tree))[0] == 0
+    text = (tree / "clusters" / "v1" / "cluster.yaml").read_text()
+    assert f"\n  version: {DEFAULT_VERSION}   # " in text and DEFAULT_VERSION == "v1.6.2"

@@ -94,6 +94,19 @@ def test_manifest_files_lists_and_inline(repo, monkeypatch) -> None:
                                         "render.cozystack.io/cluster": "c1", "team": "x"}
 
 
+def test_an_inline_list_is_unpacked_as_one_from_a_file(repo) -> None:
+    """Issue 19 item 7: the README's "a List is unpacked" holds inline too."""
+    items = "[{apiVersion: v1, kind: Namespace, metadata: {name: tenant-b}}, " \
+            "{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: tenant-b}, data: {x: '1'}}]"
+    inline = repo({"clusters/c1/cluster.yaml": HEAD + "host: {os: apt}\nplatform: {variant: default}\nmanifests:\n"
+                                                      f"  - {{apiVersion: v1, kind: List, items: {items}}}\n"})
+    from_file = repo({"extra/list.yaml": f"apiVersion: v1\nkind: List\nitems: {items}\n",
+                      "clusters/c1/cluster.yaml": HEAD + "host: {os: apt}\nplatform: {variant: default}\n"
+                                                         "manifests:\n  - ../../extra/list.yaml\n"})
+    assert objects(inline) == objects(from_file)
+    assert [o["kind"] for o in objects(inline)] == ["Namespace", "Package", "ConfigMap"]
+
+
 @pytest.mark.parametrize("manifest, message", [
     ("- {kind: ConfigMap, metadata: {name: x}}", "manifest has no apiVersion"),
     ("- {apiVersion: v1, kind: ConfigMap}", "ConfigMap has no metadata.name"),

@@ -228,6 +228,7 @@ def schema_reference(root: Path, cluster_dir: Path) -> str:
 def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
     """The commented cluster file."""
     from renderer.load.overlay_schema import LAYER_ID
+    from renderer.platform_chart import DEFAULT_VERSION
 
     lines = [
         f"# yaml-language-server: $schema={schema or LAYER_ID}",
@@ -254,8 +255,16 @@ def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], s
         lines.append("  talosVersion: v1.13.6        # the Talos version of the nodes")
     platform_variant = (base.get("platform") or {}).get("variant")
     want = "isp-full" if req.os == "talos" else platform_variant or "isp-full-generic"
+    platform_lines = []
     if platform_variant != want or not inherits:
-        lines += ["platform:", f"  variant: {want}   # isp-full on Talos, isp-full-generic on kubeadm/k3s hosts"]
+        platform_lines.append(f"  variant: {want}   # isp-full on Talos, isp-full-generic on kubeadm/k3s hosts")
+    if not (base.get("platform") or {}).get("version"):
+        # The chart version the rules and features judge the cluster by, written out so that a new
+        # default in a later cozy-render does not silently change what this cluster is checked against.
+        platform_lines.append(f"  version: {DEFAULT_VERSION}   # the Cozystack platform chart it runs "
+                              "(cozy-render platforms)")
+    if platform_lines:
+        lines += ["platform:", *platform_lines]
     if req.gpu != "none":
         lines += ["gpu:", f"  variant: {req.gpu}   # {_GPU_NOTES[req.os, req.gpu]}"]
     if req.gpu == "vgpu":

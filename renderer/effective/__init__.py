@@ -4,8 +4,9 @@
   values layered as the operator does;
 - ``renderer.effective.packages`` builds the effective Package set (the chart's Packages with
   cozy-render's own objects applied on top) for ``cozy-render effective``;
-- ``renderer.effective.chart_check`` turns chart failures and chart-rendered values into ``check``
-  findings (``chart_findings``);
+- ``renderer.effective.chart_check`` is the check stage's one source of "what the platform renders"
+  when helm is there (``platform_view``: helm's Packages, PLT-CHART on a chart failure), which the
+  rules read through ``RuleContext.platform``; ``chart_findings`` is the chart's verdict alone;
 - ``renderer.effective.command`` is the command body (``run(request)``) and ``platforms``.
 
 Never on the ``render`` / ``cmp generate`` path: those stay helm-free (the Python model in

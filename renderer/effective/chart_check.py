@@ -1,15 +1,18 @@
-"""``check`` asks the chart: the real platform chart, rendered by a real helm, judges the render.
+"""``check`` asks the chart: the real platform chart, rendered by a real helm, is the one source of
+"what the platform renders" for the rules.
 
-``chart_findings(result)`` (one call from the check command):
-
-- any chart failure becomes a ``PLT-CHART`` error carrying the chart's exact message, located at
-  the overlay value that set the offending key (the key a ``fail`` message names, or the
-  ``.Values`` path of a Go template error) where one is found;
-- PLT-11 and PLT-12 are decided against what the chart actually renders for each Package (variant
-  and ``spec.components`` values included): the Python model's PLT-11/PLT-12 findings in
-  ``result.findings`` are replaced by the chart's.
-
-Without helm (none on PATH), nothing is asked and nothing is replaced: the Python rules stand.
+- ``platform_view(result, helm=..., chart=...)`` renders the chart once and returns a
+  ``PlatformView`` (``renderer.resolve.platform``): helm's Packages (variant and ``spec.components``
+  leaves), or, without helm, the chart model's. A chart failure is a ``PLT-CHART`` finding on the
+  view carrying the chart's exact message, located at the overlay value that set the offending key
+  (the key a ``fail`` message names, or the ``.Values`` path of a Go template error); then the
+  model's Packages stand in.
+- The check stage passes that view to the rules (``run_rules(result, platform=view)``, or
+  ``pipeline.render(..., platform_view=platform_view)``): PLT-11, PLT-12 and the PKG-* rules read it
+  through ``RuleContext.platform``. Each rule has one body (``renderer.check.rules``); nothing here
+  words a finding of theirs or removes one.
+- ``chart_findings(result, helm=..., chart=...)`` is the chart's verdict alone: PLT-CHART and the
+  co-management findings (PLT-11, PLT-12) decided against helm's Packages; ``[]`` without helm.
 """
 
 from __future__ import annotations
@@ -18,40 +21,70 @@ import re
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import ERROR, WARNING, Finding, Location
+from renderer.errors import ERROR, Finding, Location
+from renderer.resolve.platform import PlatformView, RenderedPackage, leaves
 
 _VALUES = ("spec", "components", "platform", "values")
+# The rules whose every finding depends on what the platform renders for a hand-written Package.
+CO_MANAGEMENT_RULES = ("PLT-11", "PLT-12")
+# isp-full-generic: values the chart takes from ConfigMap cozy-system/cozystack when it exists in the
+# cluster (lookup); offline helm falls back to the platform values, so these are not compared.
+FROM_LOOKUP = frozenset(("cozystack.networking", key) for key in
+                        ("k8sServiceHost", "k8sServicePort", "POD_CIDR", "POD_GATEWAY", "SVC_CIDR", "JOIN_CIDR"))
+
+
+def platform_view(result: Any, helm: str | None = None, chart: Path | None = None) -> PlatformView:
+    """What the platform renders for ``result``: helm's rendering of the cluster's chart when a helm
+    is found (``helm``, else PATH), else the model's (``result.plan.facts.view``)."""
+    from renderer.effective.helm import find_helm, render_platform
+    from renderer.effective.packages import platform_inputs
+    from renderer.platform_chart import chart_dir
+
+    facts = result.plan.facts
+    helm = helm or find_helm()
+    if helm is None or (chart is None and any(f.code == "PLT-VERSION" for f in result.findings)):
+        return facts.view  # no helm, or no chart of the written version (resolve reported PLT-VERSION)
+    version = facts.version
+    folder = chart_dir(version, chart)
+    variant, values, platform = platform_inputs(result)
+    rendered = render_platform(helm, folder, variant, values)
+    if rendered.failure is not None:
+        failure = rendered.failure
+        if any(problem.message in failure.message for problem in facts.chart_problems):
+            found: tuple[Finding, ...] = ()  # a rule already quotes the chart's own message (report once)
+        else:
+            found = (Finding("PLT-CHART", f"{failure.message} (platform chart {version}, {failure.where})",
+                             _locate(result, platform, _failure_key(failure.message)), ERROR),)
+        return PlatformView("helm", version, facts.rendered_packages, frozenset(), found)
+    modelled = facts.rendered_packages
+    generic = facts.system_variant == "isp-full-generic"
+    packages = {}
+    for name, obj in rendered.packages().items():
+        raw = obj.get("spec")
+        spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        known = modelled.get(name)
+        packages[name] = RenderedPackage(name, str(spec.get("variant") or "default"),
+                                         known.bundle if known else "", leaves(spec.get("components") or {}),
+                                         known.gate if known else None)
+    return PlatformView("helm", version, packages, FROM_LOOKUP if generic else frozenset())
 
 
 def chart_findings(result: Any, helm: str | None = None, chart: Path | None = None) -> list[Finding]:
-    from renderer.effective.helm import find_helm, render_platform
-    from renderer.effective.packages import platform_inputs
-    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, version_known
+    """The real chart's findings for ``result``: PLT-CHART when it fails, else PLT-11/PLT-12 decided
+    against the Packages helm rendered. ``[]`` without helm. The rule bodies are the rules' own."""
+    from renderer.check.rules import run_rules
 
-    helm = helm or find_helm()
-    version = result.overlay.get("platform", "version") or DEFAULT_VERSION
-    if helm is None or (chart is None and not version_known(version)):
+    view = platform_view(result, helm, chart)
+    if view.source != "helm":
         return []
-    chart = chart_dir(version, chart)
-    variant, values, platform = platform_inputs(result)
-    rendered = render_platform(helm, chart, variant, values)
-    if rendered.failure is not None:
-        failure = rendered.failure
-        if any(f.severity == ERROR and failure.message in f.message for f in result.findings):
-            return []  # the Python model already reported the chart's own message (report once)
-        key = _failure_key(failure.message)
-        return [Finding("PLT-CHART", f"{failure.message} (platform chart {version}, {failure.where})",
-                        _locate(result, platform, key), ERROR)]
-    findings = _co_management(result, rendered.packages())
-    result.findings[:] = [f for f in result.findings if f.code not in ("PLT-11", "PLT-12")]
-    return findings
+    return list(view.findings) + run_rules(result, only=CO_MANAGEMENT_RULES, platform=view)
 
 
 def _failure_key(message: str) -> tuple[str, ...]:
-    from renderer.platform_chart.model import _message_key, _node_key
+    from renderer.platform_chart.model import message_key, node_key
 
     at = re.search(r"at <(.*?)>: ", message)
-    return _node_key(at.group(1)) if at else _message_key(message)
+    return node_key(at.group(1)) if at else message_key(message)
 
 
 def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None:
@@ -70,61 +103,3 @@ def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None
     if path:
         return platform.locate(_VALUES + path, result.overlay)
     return platform.locate(("spec", "variant"), result.overlay)
-
-
-def _co_management(result: Any, chart_packages: dict[str, dict[str, Any]]) -> list[Finding]:
-    """PLT-11 / PLT-12 against the chart's own Packages (same messages as the Python rules)."""
-    from renderer.check.rules import RuleContext
-    from renderer.check.rules.common import as_json, dotted, hand_written, spec_of, written_variant
-    from renderer.check.rules.platform import _MISSING, _same, _walk
-    from renderer.resolve.platform import leaves
-
-    ctx = RuleContext(result)
-    generic = _system_variant(result) == "isp-full-generic"
-    findings = []
-    for e in hand_written(ctx):
-        theirs = chart_packages.get(e.name)
-        if theirs is None:
-            continue
-        their_spec = theirs.get("spec") or {}
-        their_variant = str(their_spec.get("variant") or "default")
-        variant = written_variant(e)
-        if variant is not None and variant != their_variant:
-            findings.append(Finding("PLT-12", f"Variant {variant} conflicts with the platform-rendered variant "
-                                    f"{their_variant} for {e.name}.", e.locate(("spec", "variant"), result.overlay)))
-        components = spec_of(e).get("components")
-        conflicts = 0
-        for path, platform_value in sorted(leaves(their_spec.get("components") or {}).items()):
-            ours = _walk(components, path)
-            if ours is _MISSING or _same(ours, platform_value) or (generic and (e.name, path[-1]) in _FROM_LOOKUP):
-                continue
-            conflicts += 1
-            key = dotted(("spec", "components") + path)
-            findings.append(Finding(
-                "PLT-11", f"{e.name} is rendered by the platform release with {key}={as_json(platform_value)}; keep "
-                "the platform's value or opt the Package out (bundles.disabledPackages) before managing it alone.",
-                e.locate(("spec", "components") + path, result.overlay), ERROR))
-        if conflicts or (variant is not None and variant != their_variant):
-            continue
-        findings.append(Finding("PLT-11", f"{e.name} is co-managed with the platform release; platform-rendered "
-                                "keys will be re-asserted on every platform upgrade.", e.locate((), result.overlay),
-                                WARNING))
-    return findings
-
-
-# isp-full-generic: values the chart takes from ConfigMap cozy-system/cozystack when it exists in the
-# cluster (lookup); offline it falls back to the platform values, so these are not compared.
-_FROM_LOOKUP = {("cozystack.networking", key) for key in
-                ("k8sServiceHost", "k8sServicePort", "POD_CIDR", "POD_GATEWAY", "SVC_CIDR", "JOIN_CIDR")}
-
-
-def _system_variant(result: Any) -> str:
-    from renderer.effective.packages import platform_inputs
-
-    variant, values, _ = platform_inputs(result)
-    from renderer.platform_chart.model import chart_model
-
-    version = result.overlay.get("platform", "version")
-    effective = chart_model(version).effective_values(variant, values)
-    system = (effective.get("bundles") or {}).get("system") if isinstance(effective.get("bundles"), dict) else None
-    return str(system.get("variant")) if isinstance(system, dict) else ""

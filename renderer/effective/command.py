@@ -27,24 +27,24 @@ class EffectiveRequest(NamedTuple):
 
 def run(req: EffectiveRequest) -> int:
     from renderer.effective.helm import require_helm
-    from renderer.effective.packages import effective_set
+    from renderer.effective.packages import cluster_chart, effective_set
+    from renderer.errors import ERROR, RenderError
     from renderer.pipeline import render
-    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
 
     helm = require_helm(req.helm)
     if req.platform_chart is not None and not (req.platform_chart / "Chart.yaml").is_file():
         raise fail("PLT-VERSION", f"--platform-chart {req.platform_chart}: no Chart.yaml "
                    "(a copy of packages/core/platform/)")
-    result = render(req.path, variants=req.variants, root=req.root)
+    result = render(req.path, variants=req.variants, root=req.root, refuse=False)
+    # Refuse as render does, except that --platform-chart answers an unknown platform.version.
+    errors = [f for f in result.findings if f.severity == ERROR and
+              not (f.code == "PLT-VERSION" and req.platform_chart is not None)]
+    if errors:
+        raise RenderError(result.findings)
     for warning in result.findings:
         sys.stderr.write(warning.format() + "\n")
-    version = result.overlay.get("platform", "version") or DEFAULT_VERSION
-    if req.platform_chart is None and not version_known(version):
-        raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
-                   f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
-                   result.overlay.locate(("platform", "version")))
-    chart = chart_dir(version, req.platform_chart)
-    found = effective_set(result, helm, chart, str(version) if req.platform_chart is None else str(chart))
+    version, chart = cluster_chart(result, req.platform_chart)
+    found = effective_set(result, helm, chart, version)
     sys.stdout.write(format_set(found, req.fmt))
     return EXIT_OK
 

@@ -1,10 +1,10 @@
 """The effective Package set: what the platform chart emits, with cozy-render's own objects on top.
 
 - Packages the chart emits for the rendered platform values are ``platform``.
-- A cozy-render object of the same name that is a patch (``render.cozystack.io/ownership: patch``,
-  a ``packages:`` entry tuning a platform Package, Hubble's patch) is server-side applied over the
-  platform's object: maps merge key by key, lists (untyped, hence atomic) replace. The result is
-  ``co-managed``.
+- A cozy-render object of the same name (a patch, ``render.cozystack.io/ownership: patch``: a
+  ``packages:`` entry tuning a platform Package, Hubble's patch; or a ``manifests:`` Package of that
+  name) is applied over the platform's object, which the platform release keeps writing: maps merge
+  key by key, lists (untyped, hence atomic) replace. The result is ``co-managed`` (check's PLT-11).
 - Any other cozy-render Package (its own, including one it took over by disabling it on the
   platform, e.g. Hubble ``own``) replaces or adds to the set: ``cozy-render``. The platform Package
   itself is cozy-render's too.
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, chart_sources, render_platform
 from renderer.errors import Finding, RenderError
-from renderer.model import OWNERSHIP_ANNOTATION, PACKAGE_API, PLATFORM_PACKAGE
+from renderer.model import PACKAGE_API, PLATFORM_PACKAGE
 
 PLATFORM, COZY_RENDER, CO_MANAGED = "platform", "cozy-render", "co-managed"
 
@@ -88,9 +88,11 @@ def combine(rendered: ChartRender, result: Any) -> list[EffectivePackage]:
         if e.api_version != PACKAGE_API or e.kind != "Package":
             continue
         ours = e.obj
-        annotations = (ours.get("metadata") or {}).get("annotations") or {}
-        patch = isinstance(annotations, dict) and annotations.get(OWNERSHIP_ANNOTATION) == "patch"
-        if e.name in out and patch:
+        # Any object of ours that the platform release also renders (a patch, or a manifests: or
+        # packages: Package of a platform-rendered name) is applied over the platform's: both write
+        # it, as check's PLT-11 says. Only a Package the platform does not render (disabled, e.g.
+        # Hubble own) is cozy-render's alone.
+        if e.name in out and out[e.name].origin == PLATFORM:
             merged = ssa_merge(out[e.name].obj, ours)
             out[e.name] = EffectivePackage(e.name, _variant(merged), CO_MANAGED, merged)
         else:
@@ -104,6 +106,23 @@ def _variant(obj: dict[str, Any]) -> str:
     return str(variant) if variant not in (None, "") else "default"
 
 
+def cluster_chart(result: Any, override: Path | None = None) -> tuple[str, Path]:
+    """(version label, chart folder) the cluster's platform release is rendered from: the vendored
+    chart of the version resolve chose (``result.plan.facts.version``), or ``override``. An unknown
+    ``platform.version`` without an override is PLT-VERSION (resolve has already said so)."""
+    from renderer.errors import fail
+    from renderer.platform_chart import chart_dir, unknown_version_message, version_known
+
+    if override is not None:
+        return str(override), override
+    written = result.overlay.get("platform", "version")
+    if written is not None and not (isinstance(written, str) and version_known(written)):
+        raise fail("PLT-VERSION", unknown_version_message(written),
+                   result.overlay.locate(("platform", "version")))
+    version = str(result.plan.facts.version)
+    return version, chart_dir(version)
+
+
 def effective_packages(result: Any, helm: str | None = None, chart: Path | None = None) -> list[EffectivePackage]:
     """The effective Package set of a render result, for ``diff --effective`` (issue 10 item 6).
 
@@ -114,13 +133,7 @@ def effective_packages(result: Any, helm: str | None = None, chart: Path | None 
     chart of the cluster's ``platform.version`` (PLT-VERSION when that is not shipped).
     """
     from renderer.effective.helm import require_helm
-    from renderer.errors import fail
-    from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
 
     binary = require_helm(helm)
-    version = str(result.overlay.get("platform", "version") or DEFAULT_VERSION)
-    if chart is None and not version_known(version):
-        raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
-                   f"{', '.join(shipped_versions())}); pass --platform-chart DIR",
-                   result.overlay.locate(("platform", "version")))
-    return effective_set(result, binary, chart_dir(version, chart), version).packages
+    version, folder = cluster_chart(result, chart)
+    return effective_set(result, binary, folder, version).packages

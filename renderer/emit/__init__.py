@@ -160,6 +160,13 @@ def _emit_manifests(ctx: _Emitting) -> None:
     for i, entry in enumerate(overlay.get("manifests") or []):
         where = overlay.locate(("manifests", i))
         if isinstance(entry, dict):
+            if str(entry.get("kind", "")).endswith("List") and isinstance(entry.get("items"), list):
+                # An inline List is unpacked exactly as one read from a file (README: "a List is unpacked").
+                for j, item in enumerate(entry["items"]):
+                    at = ("manifests", i, "items", j)
+                    _check_object(item, overlay.locate(at))
+                    ctx.add(copy_tree(item), overlay.locate(at), [((), at)], role="manifest")
+                continue
             _check_object(entry, where)
             ctx.add(copy_tree(entry), where, [((), ("manifests", i))], role="manifest")
             continue

@@ -135,6 +135,11 @@ def truthy(value: Any) -> bool:
     return bool(value)
 
 
+# Go's dynamic type of a Helm value of each kind (what a failed interface conversion names).
+_GO_TYPES = {"bool": "bool", "float64": "float64", "string": "string", "slice": "[]interface {}",
+             "map": "map[string]interface {}", "invalid": "<nil>"}
+
+
 def go_kind(value: Any) -> str:
     if value is None:
         return "invalid"
@@ -238,7 +243,7 @@ def evaluate(node: Node, values: dict[str, Any]) -> Any:
             if not isinstance(node_, dict):
                 raise GoTemplateError(f"dig {' '.join(_show(a) for a in args)}",
                                       f"error calling dig: interface conversion: interface {{}} is "
-                                      f"{go_kind(node_)}, not map[string]interface {{}}")
+                                      f"{_GO_TYPES[go_kind(node_)]}, not map[string]interface {{}}")
             if key not in node_:
                 return fallback
             node_ = node_[key]
@@ -258,3 +263,22 @@ def _show(node: Node) -> str:
     if node[1] == "cozyVar":
         return str(node[2][0][1])
     return f"({node[1]} ...)"
+
+
+def go_quote(value: str) -> str:
+    """Go's %q for a string (strconv.Quote), which the chart's printf uses."""
+    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
+               "\\": r"\\", '"': r"\""}
+    out = []
+    for ch in value:
+        if ch in escapes:
+            out.append(escapes[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'

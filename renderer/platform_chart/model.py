@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
-from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, parsed, truthy
+from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, go_quote, parsed, truthy
 from renderer.tree import helm_merge
 
 GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
+_GO_TYPE = {"string": "string", "bool": "bool", "float64": "float64", "slice": "[]interface {}",
+            "map": "map[string]interface {}", "invalid": "<nil>"}
 # helm's engine executes templates sorted by path depth (deepest first), then reverse by name.
 TEMPLATE_ORDER = ("templates/bundles/system.yaml", "templates/bundles/paas.yaml", "templates/bundles/naas.yaml",
                   "templates/bundles/iaas.yaml")
@@ -98,29 +100,6 @@ def _go_float(number: float) -> str:
     return f"{lead}{digits[:point]}.{digits[point:]}"
 
 
-def go_quote(value: str) -> str:
-    """Go's %q for a string (strconv.Quote), which the chart's printf uses."""
-    escapes = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t", "\v": r"\v",
-               "\\": r"\\", '"': r"\""}
-    out = []
-    for ch in value:
-        if ch in escapes:
-            out.append(escapes[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
-_GO_TYPE = {"string": "string", "bool": "bool", "float64": "float64", "slice": "[]interface {}",
-            "map": "map[string]interface {}", "invalid": "<nil>"}
-
-
 def go_type(value: Any) -> str:
     return _GO_TYPE[go_kind(value)]
 
@@ -129,17 +108,15 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
 
 
 def url_parse_error(value: Any) -> str | None:
-    """Why Sprig ``urlParse`` (Go ``url.Parse``) fails on ``value``, or None when it parses."""
+    """Why Sprig ``urlParse`` (Go ``url.Parse``, ``renderer.platform_chart.gourl``) fails on ``value``,
+    in helm's words, or None when it parses."""
+    from renderer.platform_chart import gourl
+
     if not isinstance(value, str):
         return f"wrong type for value; expected string; got {go_type(value)}"
-    head = value.split("/", 1)[0]
-    if ":" in head:
-        scheme = head.split(":", 1)[0]
-        if scheme == "":
-            return f'error calling urlParse: unable to parse url: parse {go_quote(value)}: missing protocol scheme'
-        if not _SCHEME.match(scheme) and "/" not in value.split(":", 1)[0]:
-            return (f"error calling urlParse: unable to parse url: parse {go_quote(value)}: "
-                    "first path segment in URL cannot contain colon")
+    error = gourl.parse(value).error
+    if error:
+        return f"error calling urlParse: unable to parse url: parse {go_quote(value)}: {error}"
     return None
 
 
@@ -234,11 +211,36 @@ class ChartModel:
                 try:
                     outcome = self._step(kind, payload, values, value, holds, rendered, component_values)
                 except GoTemplateError as exc:
-                    outcome = None if failed else ChartProblem(str(exc), template, line, _node_key(exc.at), "template")
+                    outcome = None if failed else ChartProblem(str(exc), template, line, node_key(exc.at), "template")
                 if isinstance(outcome, ChartProblem) and not failed:
                     problems.append(outcome)
                     failed = True
+        problems += self.cluster_template_problems(values)
         return rendered, problems
+
+    def cluster_template_problems(self, values: dict[str, Any]) -> list[ChartProblem]:
+        """Go template errors of the templates that run only in a cluster (apps.yaml,
+        containerd-registry-secret.yaml), which no offline render of the bundles reaches: the value
+        conversions at ``clusterAnchors``, in helm's words (checked against real helm)."""
+        anchors = self.data.get("clusterAnchors") or {}
+        problems: list[ChartProblem] = []
+
+        def problem(marker: str, at: str, why: str, key: tuple[str, ...]) -> None:
+            spot = anchors.get(marker)
+            if spot is not None:
+                problems.append(ChartProblem(f"at <{at}>: {why}", spot["template"], spot["line"], key, "template"))
+
+        certificates = _dig(values, "publishing", "certificates")
+        if isinstance(certificates, dict) and not truthy(certificates.get("wildcardSecretName")):
+            solver = certificates.get("solver")
+            if solver is not None and not isinstance(solver, str):
+                problem('eq .Values.publishing.certificates.solver "dns01"',
+                        'eq .Values.publishing.certificates.solver "dns01"',
+                        "error calling eq: incompatible types for comparison", ("publishing", "certificates", "solver"))
+        found = _registry_problem(_dig(values, "registries", "mirrors"), _dig(values, "registries", "config"))
+        if found is not None:
+            problem(*found)
+        return problems
 
     def _step(self, kind: str, payload: Any, values: dict[str, Any], value: Callable[[str], Any],
               holds: Callable[[list[str]], bool], rendered: dict[str, RenderedPackage],
@@ -267,7 +269,7 @@ class ChartModel:
             if not holds(payload["when"]):
                 return None
             message = _fail_message(payload["message"], values)
-            return ChartProblem(message, payload["template"], payload["line"], _message_key(message), "fail")
+            return ChartProblem(message, payload["template"], payload["line"], message_key(message), "fail")
         marker, spot, emission = payload
         if emission is None or not holds(emission["when"]):
             return None
@@ -284,6 +286,59 @@ class ChartModel:
         return best
 
 
+def _dig(tree: Any, *path: str) -> Any:
+    for key in path:
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree
+
+
+def _in_order(collection: Any) -> list[Any]:
+    """What ``range`` visits: a list in order, a map's values by sorted key."""
+    if isinstance(collection, dict):
+        return [collection[k] for k in sorted(collection, key=str)]
+    return list(collection) if isinstance(collection, list) else []
+
+
+def _registry_problem(mirrors: Any, config: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """containerd-registry-secret.yaml's first Go template error for these values, or None."""
+    if not truthy(mirrors) or not isinstance(mirrors, (dict, list)):
+        return None  # a scalar: `range` over it is not replayed here
+    for mirror in _in_order(mirrors):
+        if not isinstance(mirror, dict):
+            if mirror is None:
+                return None  # nil pointer evaluating: not replayed
+            return ("if $mirror.endpoints", "$mirror.endpoints",
+                    "can't evaluate field endpoints in type interface {}", ("registries", "mirrors"))
+        endpoints = mirror.get("endpoints")
+        if not truthy(endpoints):
+            continue
+        if not isinstance(endpoints, (dict, list)):
+            return ("range $endpoint := $mirror.endpoints", "$mirror.endpoints",
+                    f"range can't iterate over {go_format(endpoints)}", ("registries", "mirrors"))
+        for endpoint in _in_order(endpoints):
+            index = "index $.Values.registries.config $endpoint"
+            if config is None:
+                return (index, index, "error calling index: index of untyped nil", ("registries", "config"))
+            if isinstance(config, list):
+                return (index, index, f"error calling index: cannot index slice/array with type {go_type(endpoint)}",
+                        ("registries", "config"))
+            if not isinstance(config, dict) or not isinstance(endpoint, str):
+                return None  # other index errors: not replayed
+            entry = config.get(endpoint)
+            if not truthy(entry):
+                continue
+            if not isinstance(entry, dict):
+                return ("if $endpointConfig.tls }}", "$endpointConfig.tls",
+                        f"can't evaluate field tls in type {go_type(entry)}", ("registries", "config"))
+            tls, auth = entry.get("tls"), entry.get("auth")
+            if truthy(tls) and not isinstance(tls, dict):
+                return ("if $endpointConfig.tls.insecureSkipVerify", "$endpointConfig.tls.insecureSkipVerify",
+                        "can't evaluate field insecureSkipVerify in type interface {}", ("registries", "config"))
+            if truthy(auth) and not isinstance(auth, dict):
+                return None  # `$endpointConfig.auth.username` on a scalar: not replayed
+    return None
+
+
 def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -> ChartProblem | None:
     """Value conversions the chart makes outside `if`s (urlParse, ternary, stageCniPlugins), where
     the enclosing emission renders."""
@@ -293,13 +348,22 @@ def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -
         endpoint = evaluate(parsed(".Values.publishing.apiServerEndpoint"), values)
         why = url_parse_error(endpoint) if truthy(endpoint) else None
         if why:
-            raise GoTemplateError("urlParse $apiServerEndpoint", why)
+            # A non-string fails on the argument itself (helm: at <$apiServerEndpoint>), a bad string in urlParse.
+            raise GoTemplateError("urlParse $apiServerEndpoint" if isinstance(endpoint, str) else "$apiServerEndpoint",
+                                  why)
     elif marker.startswith("ternary"):
         enabled = evaluate(parsed(".Values.authentication.oidc.enabled"), values)
         if not isinstance(enabled, bool):
-            got = "<nil>" if enabled is None else go_type(enabled)
+            # A null or absent key is the zero interface{} to text/template, so helm says "interface {}".
+            got = "interface {}" if enabled is None else go_type(enabled)
             raise GoTemplateError(".Values.authentication.oidc.enabled",
                                   f"wrong type for value; expected bool; got {got}")
+    elif marker.startswith("trimPrefix"):
+        # system.yaml: $ingressNs := .Values.publishing.ingressName | default "tenant-root", then
+        # trimPrefix, which takes a string (a number or bool is a Go template error there).
+        namespace = evaluate(parsed(".Values.publishing.ingressName"), values)
+        if truthy(namespace) and not isinstance(namespace, str):
+            raise GoTemplateError("$ingressNs", f"wrong type for value; expected string; got {go_type(namespace)}")
     elif marker.startswith("include"):
         networking = evaluate(parsed(".Values.networking"), values)
         if not truthy(networking):
@@ -322,7 +386,8 @@ def _has(name: str, listed: Any, key: str) -> bool:
         return False
     if not isinstance(listed, list):
         raise GoTemplateError("has $name $disabled" if key == "disabledPackages" else "has $name $enabled",
-                              f"error calling has: Cannot find has on type {go_type(listed)}")
+                              # Sprig mustHas prints the reflect.Kind ("map"), not the Go type
+                              f"error calling has: Cannot find has on type {go_kind(listed)}")
     return any(go_kind(item) == "string" and item == name for item in listed)
 
 
@@ -337,12 +402,12 @@ def _fail_message(text: str, values: dict[str, Any]) -> str:
         "%s", go_format(arg))
 
 
-def _message_key(message: str) -> tuple[str, ...]:
+def message_key(message: str) -> tuple[str, ...]:
     found = re.match(r"^([A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+)", message)
     return tuple(found.group(1).split(".")) if found else ()
 
 
-def _node_key(at: str) -> tuple[str, ...]:
+def node_key(at: str) -> tuple[str, ...]:
     """The value path in a Go template error node: ``.Values.a.b`` or ``dig "x" "y" d .Values.a``."""
     dig = re.match(r'^dig((?: "[^"]+")+) \S+ \.Values((?:\.[\w-]+)*)$', at)
     if dig:
@@ -352,6 +417,12 @@ def _node_key(at: str) -> tuple[str, ...]:
         return tuple(found.group(1).lstrip(".").split("."))
     if "apiServerEndpoint" in at:
         return ("publishing", "apiServerEndpoint")
+    if at == "$ingressNs":
+        return ("publishing", "ingressName")
+    if at.startswith("has $name $disabled"):
+        return ("bundles", "disabledPackages")
+    if at.startswith("has $name $enabled"):
+        return ("bundles", "enabledPackages")
     if "gpuVariant" in at:
         return ("bundles", "iaas", "gpuOperatorVariant")
     return ()

@@ -4,9 +4,12 @@
 
 Copies ``packages/core/platform/{Chart.yaml,values*.yaml,templates,sources,files}`` into
 ``renderer/platform_chart/charts/NAME/`` and the chart's helm-unittest suites into
-``tests/platform_chart/suites/NAME/``, and records the checkout's commit in
-``charts/vendored.json``. Regenerate the catalogue afterwards (``python -m
-renderer.generate``). A maintainer tool: nothing at run time calls it.
+``tests/platform_chart/suites/NAME/``, records the checkout's commit in ``charts/vendored.json``,
+and regenerates every artefact that follows from the charts (``python -m renderer.generate``: the
+catalogue and model of each version, the README's supported-versions table, the rules page). A
+release ``vX.Y.Z`` newer than every vendored one becomes the default (``DEFAULT_VERSION`` is the
+latest release folder). Then ``pytest tests/platform_chart`` runs model-vs-helm and the chart's own
+helm-unittest suites for every vendored version. A maintainer tool: nothing at run time calls it.
 """
 
 from __future__ import annotations
@@ -63,10 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="folder name under charts/ (the platform.version users will write)")
     parser.add_argument("--repo-root", type=Path, default=Path(__file__).resolve().parents[2],
                         help="cozy-render repository root (for tests/platform_chart/suites)")
+    parser.add_argument("--no-generate", action="store_true", help="copy only; skip python -m renderer.generate")
     args = parser.parse_args(argv)
     target = vendor(args.checkout, args.name, args.repo_root)
-    print(f"vendored {target}; now run python -m renderer.generate")
-    return 0
+    print(f"vendored {target}")
+    if args.no_generate:
+        return 0
+    import subprocess
+
+    # A fresh interpreter: DEFAULT_VERSION and the shipped versions are read from charts/ at import.
+    done = subprocess.run([sys.executable, "-m", "renderer.generate"], cwd=args.repo_root, check=False)
+    if done.returncode == 0:
+        print("regenerated; now run: python -m pytest tests/platform_chart")
+    return done.returncode
 
 
 if __name__ == "__main__":

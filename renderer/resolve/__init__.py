@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer.errors import Finding, Location
+from renderer.errors import ERROR, Finding, Location
 from renderer.load.overlay import Overlay
 from renderer.load.variants import Variants
 from renderer.model import Derived, Emitted
@@ -37,19 +37,18 @@ class Plan(NamedTuple):
 
 
 def resolve(overlay: Overlay, variants: Variants) -> Plan:
-    from renderer.platform_chart import DEFAULT_VERSION
     from renderer.platform_chart.model import versioned_catalogue
     from renderer.resolve.features import FEATURES
     from renderer.resolve.features.context import FeatureContext
 
     variant = overlay.get("platform", "variant")
     values = copy_tree(overlay.get("platform", "values") or {})
-    written = overlay.get("platform", "version")
-    version = written if isinstance(written, str) and written else DEFAULT_VERSION
+    version, version_findings = chart_version(overlay)
     # The catalogue with the PackageSources of the cluster's chart version (generated from the chart).
     catalogue = versioned_catalogue(variants.catalogue(), version)
     ctx = FeatureContext(overlay, variants, values,
                          PlatformFacts(catalogue, variant, copy_tree(values), version=version))
+    ctx.findings.extend(version_findings)
     for feature in FEATURES:
         feature(ctx)
     _merge_package_lists(values, ctx.enabled_packages, ctx.disabled_packages)
@@ -58,12 +57,31 @@ def resolve(overlay: Overlay, variants: Variants) -> Plan:
                 tuple(ctx.inputs), tuple(ctx.derived))
 
 
+def chart_version(overlay: Overlay) -> tuple[str, list[Finding]]:
+    """The platform chart version the cluster runs: ``platform.version``, else the default (the
+    latest vendored release). A version that names no vendored chart is PLT-VERSION, decided here
+    so that every command that resolves (render, check, cmp generate, ls, effective) reports it;
+    the rest of the render is judged by the default chart so its other findings still show."""
+    from renderer.platform_chart import DEFAULT_VERSION, shipped_versions, unknown_version_message
+
+    written = overlay.get("platform", "version")
+    if written is None:
+        return DEFAULT_VERSION, []
+    if isinstance(written, str) and written in shipped_versions():
+        return written, []
+    shown = written if isinstance(written, str) else repr(written)
+    return DEFAULT_VERSION, [Finding("PLT-VERSION", unknown_version_message(shown),
+                                     overlay.locate(("platform", "version")), ERROR)]
+
+
 def _merge_package_lists(values: dict[str, Any], enabled: dict[str, Location | None],
                          disabled: dict[str, Location | None]) -> None:
     """Add the features' names to ``bundles.enabledPackages``/``disabledPackages`` (sorted, unique)."""
     bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else None
     for key, extra in (("enabledPackages", enabled), ("disabledPackages", disabled)):
         user = (bundles or {}).get(key)
+        if isinstance(user, dict) and not user:
+            user = None  # the chart reads `default (list) {}` as an empty list: so do we
         names = list(user) if isinstance(user, list) else []
         if not extra and not isinstance(user, list):
             continue

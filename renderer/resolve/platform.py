@@ -10,8 +10,9 @@ the chart reads them. Features and rules ask these questions instead of re-readi
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from renderer.errors import Finding
 from renderer.model import PLATFORM_PACKAGE
 from renderer.platform_chart.model import RenderedPackage, go_format
 from renderer.tree import helm_merge
@@ -19,12 +20,30 @@ from renderer.tree import helm_merge
 if TYPE_CHECKING:
     from renderer.platform_chart.model import ChartModel, ChartProblem
 
-__all__ = ["PlatformFacts", "RenderedPackage", "go_format", "go_truthy", "helm_int", "helm_string", "leaves"]
+__all__ = ["PlatformFacts", "PlatformView", "RenderedPackage", "go_format", "go_truthy", "helm_int", "helm_string",
+           "leaves"]
 
 ISP_FULL_VARIANTS = ("isp-full", "isp-full-generic")
 # system.yaml networking variant per bundles.system.variant (reference (b)).
 NETWORKING_VARIANT = {"isp-full": "kubeovn-cilium", "isp-full-generic": "kubeovn-cilium-generic",
                       "isp-hosted": "noop"}
+
+
+class PlatformView(NamedTuple):
+    """What the platform release renders, from ONE source, for every rule that needs it (PLT-11,
+    PLT-12, the PKG-* variant and dependency rules): the chart model (``PlatformFacts.view``, the
+    render path) or the real chart rendered by helm (``renderer.effective.chart_check.platform_view``).
+
+    ``not_compared``: (Package, leaf key) pairs whose rendered value depends on cluster state the
+    source could not see (isp-full-generic reads a ConfigMap with ``lookup``), so no rule compares
+    them. ``findings``: what building the view found (PLT-CHART when helm's chart fails; then
+    ``packages`` are the model's, the best offline answer)."""
+
+    source: str  # "model" | "helm"
+    version: str | None
+    packages: dict[str, RenderedPackage]
+    not_compared: frozenset[tuple[str, str]] = frozenset()
+    findings: tuple[Finding, ...] = ()
 
 
 class PlatformFacts:
@@ -199,6 +218,11 @@ class PlatformFacts:
         return self._evaluated[0]
 
     @cached_property
+    def view(self) -> PlatformView:
+        """The model's answer to "what does the platform render" (no helm: render, cmp generate)."""
+        return PlatformView("model", self.chart.version, self.rendered_packages)
+
+    @cached_property
     def rendered_if_none_disabled(self) -> dict[str, RenderedPackage]:
         """What the platform release would render were ``bundles.disabledPackages`` empty: the Packages
         Helm created or may create again (a Package taken over by disabling it included)."""
@@ -218,8 +242,12 @@ class PlatformFacts:
 
         ``_helpers.tpl`` cozystack.platform.stageCniPlugins: null/absent follows the variant (on for
         both isp-full variants); true/yes/on/1 and false/no/off/0 case-insensitively; anything else
-        fails the render (PLT-10).
+        fails the render (PLT-10). A version that does not read the key stages nothing.
         """
+        if not self.reads("networking.stageCniPlugins"):
+            # A chart version without the staging switch (v1.6.2): its multus Package stages no
+            # reference plugins, whatever the value says (PLT-14 warns about the key).
+            return False, True
         networking = self.get("networking")
         if not isinstance(networking, dict) or networking.get("stageCniPlugins") is None:
             return True, True
@@ -286,9 +314,11 @@ class PlatformFacts:
             # when gpu-operator is bundle-enabled: a hand-written pciHostDevices list replaces the
             # platform's (lists replace), so it is a conflict (PLT-11), not an addition.
             kubevirt: dict[str, Any] = {}
-            ratio = helm_int(self.chart_get("resources", "cpuAllocationRatio"))
-            if ratio:
-                kubevirt["cpuAllocationRatio"] = ratio
+            # `if .Values.resources.cpuAllocationRatio` is Go truthiness ("0" is true), then Sprig
+            # `int`: "010" renders 8, "4.5" renders 0, true renders 1.
+            ratio = self.chart_get("resources", "cpuAllocationRatio")
+            if go_truthy(ratio):
+                kubevirt["cpuAllocationRatio"] = helm_int(ratio)
             kubevirt.update(self._gpu_wiring())
             if kubevirt:
                 rendered = {"kubevirt": {"values": kubevirt}}
@@ -365,12 +395,71 @@ def helm_string(value: Any) -> str:
     return str(value)
 
 
-def helm_int(value: Any) -> int | None:
-    """Sprig ``int`` for the values we can convert; None when the result is not knowable here."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
+def helm_int(value: Any) -> int:
+    """Sprig ``int``, i.e. spf13/cast ``ToInt`` (sprig v3.3 / cast v1.7, as helm 3.17 and 4 link):
+    a bool is 1 or 0, a float is truncated, a string is ``strconv.ParseInt(trimZeroDecimal(s), 0, 0)``
+    (base from the prefix: ``"010"`` is octal 8, ``"0x1f"`` 31; ``"4.0"`` is 4) and anything it cannot
+    parse (``"4.5"``, ``" 10"``, maps, lists, null) is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value == value and value not in (float("inf"), float("-inf")) else 0
+    if isinstance(value, str):
+        parsed = _go_parse_int(_trim_zero_decimal(value))
+        return parsed if parsed is not None else 0
+    return 0
+
+
+def _trim_zero_decimal(text: str) -> str:
+    """cast's trimZeroDecimal: "4.00" -> "4"; anything else unchanged."""
+    found_zero = False
+    for i in range(len(text), 0, -1):
+        ch = text[i - 1]
+        if ch == ".":
+            if found_zero:
+                return text[:i - 1]
+        elif ch == "0":
+            found_zero = True
+        else:
+            return text
+    return text
+
+
+_GO_BASES = {"0x": 16, "0X": 16, "0b": 2, "0B": 2, "0o": 8, "0O": 8}
+
+
+def _go_parse_int(text: str) -> int | None:
+    """strconv.ParseInt(text, 0, 64): sign, base prefix (a bare leading 0 is octal), underscores only
+    between digits or after the prefix; None where Go returns an error (out of int64 range too)."""
+    body, sign = text, 1
+    if body[:1] in "+-" and body:
+        sign, body = (-1 if body[0] == "-" else 1), body[1:]
+    base = 10
+    if body[:2] in _GO_BASES:
+        base, digits = _GO_BASES[body[:2]], body[2:]
+        prefixed = True
+    elif len(body) > 1 and body[0] == "0":
+        base, digits, prefixed = 8, body[1:], True
+    else:
+        digits, prefixed = body, False
+    allowed = "0123456789abcdefABCDEF"[:base + (base - 10 if base > 10 else 0)] + "_"
+    if not digits or any(ch not in allowed for ch in digits) or \
+            ("_" in digits and not _underscores_ok(digits, prefixed)):
+        return None
+    try:
+        number = sign * int(digits.replace("_", ""), base)
+    except ValueError:
+        return None
+    return number if -(2 ** 63) <= number < 2 ** 63 else None
+
+
+def _underscores_ok(digits: str, prefixed: bool) -> bool:
+    if digits.startswith("_") and not prefixed:
+        return False
+    return not digits.endswith("_") and "__" not in digits
+
+

@@ -24,7 +24,7 @@ from renderer.platform_chart import chart_dir, shipped_versions
 from renderer.resolve.platform import PlatformFacts
 
 SEED = 20261201
-SETS_PER_VERSION = 300
+SETS_PER_VERSION = 400
 
 _OPTIONAL = ["cozystack.gpu-operator", "cozystack.hami", "cozystack.bootbox", "cozystack.bootbox-application",
              "cozystack.vm-default-images", "cozystack.nfs-driver", "cozystack.external-dns"]
@@ -45,7 +45,10 @@ def _put(tree: dict[str, Any], path: str, value: Any) -> None:
         return
     *parents, last = path.split(".")
     for key in parents:
-        tree = tree.setdefault(key, {})
+        node = tree.setdefault(key, {})
+        if not isinstance(node, dict):
+            return  # an earlier draw put a scalar or list here: keep that shape
+        tree = node
     tree[last] = value
 
 
@@ -72,6 +75,30 @@ def generate(rng: random.Random) -> tuple[str, dict[str, Any]]:
                                             {"stageCniPlugins": "maybe"}, {"stageCniPlugins": "Off"},
                                             {"stageCniPlugins": 1e6}, {"stageCniPlugins": [True]}, None], 0.6))
     _put(values, "telemetry.disabled", _maybe(rng, [True, False, "yes"], 0.8))
+    # Value shapes that break templates outside the bundle conditions (issue 19 item 3): strings with
+    # spaces or %, numbers and bools where strings are expected, lists where maps are, null, empty
+    # maps, Go-truthy strings ("false", "0").
+    if rng.random() < 0.35:
+        _put(values, "publishing.apiServerEndpoint", rng.choice(
+            ["https://api example.org:6443", "https://api.example.org:https", "https://h%zz:6443",
+             "https://h:6443/%zz", "https://[::1", 6443, True, None, "", "https://h\u0001"]))
+    if rng.random() < 0.3:
+        _put(values, "publishing.ingressName", rng.choice(["tenant-a", 5, True, "", None, "tenant root", [1], {}]))
+        _put(values, "publishing.proxyProtocol", rng.choice([True, "false", "0"]))
+    if rng.random() < 0.2:
+        _put(values, "resources.cpuAllocationRatio", rng.choice(["010", "4.5", True, "0", 0, None, "abc", [1], {}]))
+    if rng.random() < 0.2:
+        key = rng.choice(["enabledPackages", "disabledPackages"])
+        values.setdefault("bundles", {})[key] = rng.choice([{}, {"a": 1}, "cozystack.hami", None, []])
+    if rng.random() < 0.2:
+        _put(values, f"bundles.{rng.choice(['system', 'iaas', 'paas', 'naas'])}.enabled",
+             rng.choice(["false", "0", " ", "no", None, [], {}]))
+    if rng.random() < 0.15:
+        _put(values, "networking", rng.choice([{"encryption": {"enabled": "false"}}, {"encryption": None},
+                                               {"encryption": []}, {"stageCniPlugins": None},
+                                               {"stageCniPlugins": "YES"}, "", [], {}]))
+    if rng.random() < 0.1:
+        _put(values, "authentication.oidc.enabled", rng.choice(["false", 1, None]))
     return variant, values
 
 
@@ -95,14 +122,16 @@ def _sets(version: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _why(message: str) -> str:
-    """A Go template error compared by its failing node and reason; a fail guard by its text."""
-    found = re.search(r"at <.*$", message, re.S)
+    """A Go template error compared by its innermost failing node and reason (helm prefixes the
+    include chain, the model names the node inside the helper); a fail guard by its text."""
+    found = re.search(r"at <(?:(?!at <).)*$", message, re.S)
     return found.group(0) if found else message
 
 
 def _model(version: str, variant: str, values: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
     facts = PlatformFacts(Variants().catalogue(), variant, values, version=version)
-    problems = facts.chart_problems
+    # helm renders the bundles here; the cluster-only templates have their own test (test_effective.py)
+    problems = [p for p in facts.chart_problems if p.template.startswith("templates/bundles/")]
     if problems:
         return _why(problems[0].message), {}
     return None, {name: p.variant for name, p in facts.rendered_packages.items()}

@@ -40,15 +40,34 @@ def _helm_packages(helm: str, version: str, variant: str, values: dict[str, Any]
     return {d["metadata"]["name"]: d["spec"]["variant"] for d in docs}
 
 
+def _pinned(sample: Path, version: str, tmp_path: Path) -> Path:
+    """A copy of the sample tree with the sample's cluster pinned to ``version``."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo / "overlays")
+    (repo / ".git").mkdir()
+    cluster = repo / "overlays" / "clusters" / sample.name / "cluster.yaml"
+    text = cluster.read_text(encoding="utf-8")
+    if "\nplatform:\n" in text:
+        text = text.replace("\nplatform:\n", f"\nplatform:\n  version: {version}\n", 1)
+    else:
+        text += f"platform:\n  version: {version}\n"
+    cluster.write_text(text, encoding="utf-8")
+    return cluster.parent
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.name for p in SAMPLES])
-def test_effective_json_is_helm_plus_our_own(sample: Path, helm: str, cli, tmp_path: Path) -> None:
+def test_effective_json_is_helm_plus_our_own(sample: Path, version: str, helm: str, cli, tmp_path: Path) -> None:
+    """Acceptance (issue 19): every sample passes effective = helm at both vendored versions."""
+    sample = _pinned(sample, version, tmp_path)
     code, out, _ = cli("effective", str(sample), "-o", "json", "--helm", helm)
     assert code == 0
     listed = {p["name"]: p["variant"] for p in json.loads(out)["packages"]}
     result = render(sample)
     platform = next(e for e in result.objects if e.is_package("cozystack.cozystack-platform"))
     spec = platform.obj["spec"]
-    expected = _helm_packages(helm, result.overlay.get("platform", "version") or DEFAULT_VERSION,
+    assert result.plan.facts.version == version
+    expected = _helm_packages(helm, version,
                               spec["variant"], spec.get("components", {}).get("platform", {}).get("values", {}),
                               tmp_path)
     for e in result.objects:
@@ -65,6 +84,25 @@ def test_effective_marks_origins(helm: str, cli) -> None:
     assert origins["cozystack.metallb"] == "co-managed"  # a packages: entry patching a platform Package
     assert origins["cozystack.cert-manager"] == "platform"
     assert json.loads(out)["assumedAbsent"]
+
+
+def test_a_manifests_package_of_a_platform_name_is_co_managed_as_check_says(helm: str, cli, cluster) -> None:
+    """Issue 19 item 5: effective and check agree on the origin (PLT-11 calls it co-managed)."""
+    metallb = {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": {"name": "cozystack.metallb"},
+               "spec": {"variant": "default"}}
+    folder = cluster(overlay_doc(platform={"variant": "isp-full"}, manifests=[metallb]))
+    code, out, _ = cli("effective", str(folder), "-o", "json", "--helm", helm)
+    assert code == 0
+    (package,) = [p for p in json.loads(out)["packages"] if p["name"] == "cozystack.metallb"]
+    assert package["origin"] == "co-managed"
+    # What the platform writes stays on the object (its annotations included).
+    from renderer.effective.helm import render_platform
+
+    platform = render_platform(helm, chart_dir("v1.6.2"), "isp-full", {}).packages()["cozystack.metallb"]
+    theirs = platform["metadata"].get("annotations") or {}
+    assert (package["object"]["metadata"].get("annotations") or {}).items() >= theirs.items()
+    code, _, err = cli("check", str(folder))
+    assert "warning[PLT-11]: cozystack.metallb is co-managed" in err
 
 
 def test_effective_table_and_yaml_say_what_was_assumed(helm: str, cli) -> None:
@@ -116,6 +154,7 @@ def test_effective_with_a_users_chart_copy(helm: str, cli, cluster, tmp_path: Pa
 
 # ---- the six failing value sets of issue 10: refused by render without helm, by check with the chart's message ----
 
+MAIN = "main-3c780ac"
 FAILING = [
     {"bundles": {"system": {"enabled": "true"}, "iaas": {"enabled": True, "gpuOperatorVariant": "container"}}},
     {"bundles": {"system": {"enabled": "yes"}, "iaas": {"enabled": True, "gpuOperatorVariant": "passthrough"}}},
@@ -132,11 +171,12 @@ def test_each_failing_set_is_refused(values: dict[str, Any], helm: str, cli, clu
     from renderer.effective.helm import render_platform
 
     variant = "default" if "gpuOperatorVariant" in json.dumps(values) else "isp-full-generic"
-    folder = cluster(overlay_doc(platform={"variant": variant, "values": values}))
+    # The six sets were found on main (networking.encryption is main-only: v1.6.2 never reads it).
+    folder = cluster(overlay_doc(platform={"variant": variant, "version": MAIN, "values": values}))
     monkeypatch.setenv("PATH", str(Path(helm).parent.parent / "nothing-here"))
     code, _, err = cli("render", str(folder))
     assert code == 3 and "error[" in err  # without helm: the Python model (Go truthiness, Go template errors)
-    failure = render_platform(helm, chart_dir(DEFAULT_VERSION), variant, values).failure
+    failure = render_platform(helm, chart_dir(MAIN), variant, values).failure
     assert failure is not None
     monkeypatch.setenv("PATH", f"{Path(helm).parent}{os.pathsep}/usr/bin:/bin")
     code, _, err = cli("check", str(folder))
@@ -161,17 +201,32 @@ def test_check_reports_a_chart_failure_the_model_does_not_know(helm: str, cluste
     assert finding.location == result.overlay.locate(("platform", "values", "resources", "cpuAllocationRatio"))
 
 
-def test_chart_check_replaces_the_models_plt_11_12(helm: str, cluster) -> None:
-    from renderer.effective.chart_check import chart_findings
+def test_plt_11_12_have_one_body_whichever_source_answers(helm: str, cluster) -> None:
+    """The model and helm are two sources of one view; the rules are the same functions (issue 17 item 2)."""
+    from renderer.check.rules import run_rules
+    from renderer.effective.chart_check import CO_MANAGEMENT_RULES, chart_findings, platform_view
 
-    folder = cluster(overlay_doc(platform={"variant": "isp-full"}, packages={
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac"}, packages={
         "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}},
         "cozystack.cozystack-scheduler": {"variant": "default"}}))
     result = render(folder, refuse=False)
-    model = sorted((f.code, f.message) for f in result.findings if f.code in ("PLT-11", "PLT-12"))
+    model = sorted((f.code, f.message) for f in result.findings if f.code in CO_MANAGEMENT_RULES)
     chart = sorted((f.code, f.message) for f in chart_findings(result, helm=helm))
-    assert chart == model  # here the model and the chart agree, message for message
-    assert not [f for f in result.findings if f.code in ("PLT-11", "PLT-12")]
+    assert chart == model and {code for code, _ in model} == {"PLT-11", "PLT-12"}  # agree, message for message
+    view = platform_view(result, helm=helm)
+    assert view.source == "helm" and view.version == "main-3c780ac"
+    assert sorted((f.code, f.message) for f in run_rules(result, only=CO_MANAGEMENT_RULES, platform=view)) == chart
+    # Nothing is removed from the render's own findings any more.
+    assert sorted((f.code, f.message) for f in result.findings if f.code in CO_MANAGEMENT_RULES) == model
+
+
+def test_check_reads_helms_packages_through_the_view(helm: str, cluster, monkeypatch, cli) -> None:
+    """`check` with helm on PATH: one PLT-11 per conflict, decided once (no model copy next to it)."""
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac"}, packages={
+        "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}}}))
+    monkeypatch.setenv("PATH", f"{Path(helm).parent}{os.pathsep}/usr/bin:/bin")
+    code, _, err = cli("check", str(folder))
+    assert code == 1 and err.count("error[PLT-11]") == 1, err
 
 
 def test_check_on_v1_6_2_does_not_apply_main_only_rules(cluster, cli) -> None:
@@ -209,3 +264,69 @@ def test_effective_refuses_a_folder_that_is_no_chart(helm: str, cli, tmp_path: P
     code, _, err = cli("effective", str(OVERLAYS / "clusters" / "vlan-apt-01"), "--helm", helm,
                        "--platform-chart", str(tmp_path))
     assert code == 3 and "error[PLT-VERSION]" in err and "no Chart.yaml" in err
+
+
+# ---- issue 19 item 2: failures outside the bundle conditions, caught without helm at both versions ----
+
+BREAKING = [
+    {"publishing": {"ingressName": 5, "proxyProtocol": True}},
+    {"publishing": {"ingressName": True, "proxyProtocol": True}},
+    {"publishing": {"apiServerEndpoint": "https://api example.org:6443"}},
+    {"publishing": {"apiServerEndpoint": "https://api.example.org:https"}},
+    {"publishing": {"apiServerEndpoint": "https://api.example.org%zz:6443"}},
+]
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+@pytest.mark.parametrize("values", BREAKING, ids=[json.dumps(v) for v in BREAKING])
+def test_the_model_quotes_what_helm_fails_with(values: dict[str, Any], version: str, helm: str, cluster) -> None:
+    from renderer.effective.chart_check import platform_view
+    from renderer.effective.helm import render_platform
+
+    folder = cluster(overlay_doc(platform={"variant": "isp-full-generic", "version": version, "values": values}))
+    result = render(folder, refuse=False)
+    failure = render_platform(helm, chart_dir(version), "isp-full-generic", values).failure
+    assert failure is not None
+    model = [f for f in result.findings if f.code == "PLT-13"]
+    assert len(model) == 1 and failure.message in model[0].message, (failure.message, model)
+    assert platform_view(result, helm=helm).findings == ()  # the chart's failure is reported once
+
+
+CLUSTER_ONLY = [
+    {"registries": {"mirrors": ["docker.io"]}},
+    {"registries": {"mirrors": {"docker.io": "mirror.example.org"}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": "http://m"}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": ["a"]}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": {"http://m": "x"}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}}, "config": {"http://m": {"tls": "x"}}}},
+    {"registries": {"mirrors": {"docker.io": {"endpoints": ["http://m"]}},
+                    "config": {"http://m": {"tls": {"insecureSkipVerify": True}}}}},
+    {"publishing": {"certificates": {"solver": 5}}},
+    {"publishing": {"certificates": {"solver": True}}},
+    {"publishing": {"certificates": {"solver": None}}},
+    {"publishing": {"certificates": {"solver": 5, "wildcardSecretName": "mine"}}},
+]
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+@pytest.mark.parametrize("values", CLUSTER_ONLY, ids=[json.dumps(v) for v in CLUSTER_ONLY])
+def test_templates_that_run_only_in_a_cluster_fail_as_the_model_says(values: dict[str, Any], version: str,
+                                                                      helm: str) -> None:
+    """apps.yaml and containerd-registry-secret.yaml, rendered by real helm (their lookups find nothing,
+    as a fresh cluster's would), against the model's replay of their value conversions."""
+    from renderer.effective.helm import offline_chart, template, values_files
+    from renderer.load.variants import Variants
+    from renderer.platform_chart.model import chart_model
+    from renderer.resolve.platform import PlatformFacts
+
+    with offline_chart(chart_dir(version), ("_helpers.tpl", "apps.yaml", "containerd-registry-secret.yaml")) as copy:
+        rendered = template(helm, copy, values_files(copy, "isp-full"), values)
+    facts = PlatformFacts(Variants().catalogue(), "isp-full", values, version=version)
+    model = chart_model(version).cluster_template_problems(facts.chart_values)
+    if rendered.failure is None:
+        assert model == []
+    else:
+        (problem,) = model
+        assert (rendered.failure.template, rendered.failure.line) == (problem.template, problem.line)
+        assert rendered.failure.message == f'executing "cozy-platform/{problem.template}" {problem.message}'

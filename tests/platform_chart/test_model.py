@@ -125,7 +125,96 @@ def test_vendor_copies_a_checkout_and_the_catalogue_follows(tmp_path) -> None:
 def test_plt_10_quotes_the_chart_with_go_formatting(value, quoted, cluster, cli) -> None:
     from tests.conftest import overlay_doc
 
-    folder = cluster(overlay_doc(platform={"variant": "isp-full", "values": {"networking": {"stageCniPlugins": value}}}))
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac",  # v1.6.2 never reads it
+                                           "values": {"networking": {"stageCniPlugins": value}}}))
     code, _, err = cli("check", str(folder))
     assert code == 1
     assert f"error[PLT-10]: networking.stageCniPlugins: expected a boolean, got {quoted} -- leaving it unset" in err
+
+
+SPRIG_INT_INPUTS = ["010", "4.5", True, False, "0x1f", "0xFF", "4.0", "4.", "10", " 10", "0", "-07", "+5", "1_000",
+                    "0_7", "08", "0b101", "0o17", "12a", "", None, 4.9, -2.5, 7, "99999999999999999999", [1], {"a": 1}]
+
+
+def test_helm_int_is_sprig_int_as_real_helm_computes_it(helm: str, tmp_path) -> None:
+    """Go's number parsing (issue 19 item 4): iaas.yaml's `cpuAllocationRatio | int` gives 8 for "010"."""
+    import json
+    import subprocess
+
+    from renderer.resolve.platform import helm_int
+
+    chart = tmp_path / "ints"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: ints\nversion: 0.1.0\n")
+    (chart / "templates" / "out.yaml").write_text(
+        "ints:\n{{- range .Values.items }}\n  - {{ . | int }}\n{{- end }}\n")
+    (tmp_path / "values.json").write_text(json.dumps({"items": SPRIG_INT_INPUTS}))
+    done = subprocess.run([helm, "template", "x", str(chart), "-f", str(tmp_path / "values.json")],
+                          capture_output=True, text=True, check=True, timeout=60)
+    from ruamel.yaml import YAML
+
+    rendered = YAML(typ="safe").load(done.stdout.split("---", 1)[-1])["ints"]
+    assert [helm_int(v) for v in SPRIG_INT_INPUTS] == rendered
+
+
+@pytest.mark.parametrize(("ratio", "rendered"), [("010", 8), ("4.5", 0), (True, 1), ("0", 0), (4, 4)])
+def test_kubevirt_cpu_allocation_ratio_is_what_the_chart_renders(ratio, rendered) -> None:
+    from renderer.load.variants import Variants
+    from renderer.resolve.platform import PlatformFacts
+
+    facts = PlatformFacts(Variants().catalogue(), "isp-full", {"resources": {"cpuAllocationRatio": ratio}})
+    values = facts.rendered_packages["cozystack.kubevirt"].values
+    assert values[("kubevirt", "values", "cpuAllocationRatio")] == rendered
+
+
+def test_the_default_is_the_latest_vendored_release() -> None:
+    from renderer.platform_chart import DEFAULT_VERSION, latest_release, shipped_versions
+
+    assert DEFAULT_VERSION == latest_release(shipped_versions()) == "v1.6.2"
+    assert latest_release(["main-3c780ac", "v1.6.2", "v1.10.0", "v1.7.0"]) == "v1.10.0"  # numeric, not text
+    assert latest_release(["main-3c780ac"]) is None
+
+
+def test_the_readme_supported_versions_table_is_generated_from_the_charts() -> None:
+    from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
+    from renderer.platform_chart.catalogue import README, TABLE_END, TABLE_START
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index(TABLE_START):text.index(TABLE_END)]
+    rows = [line for line in table.splitlines() if line.startswith("| `") and "platform.version" not in line]
+    assert [row.split("`")[1] for row in rows] == shipped_versions()
+    assert [row for row in rows if "(default)" in row] == [r for r in rows if r.startswith(f"| `{DEFAULT_VERSION}`")]
+    assert "`networking.encryption.enabled`" in next(r for r in rows if r.startswith("| `main-3c780ac`"))
+
+
+URLS = ["https://api.example.org:6443", "https://a b:6443", "https://h:abc", "https://h%zz", "https://h:6443/%zz",
+        "https://[::1]:6443", "https://[::1", "http://h:", "h:6443", "10.0.0.5:6443", ":6443", "https://h\u0001",
+        "ht tp://h", "https://user@h:1", "https://us er@h:1", "https://h:6443?a=%zz", "https://h#%zz", "https://h%2",
+        "https://h%41", "https://h%25x", "//h:1", "https://h/a b", "https://ünï.example:1", "https://h{}:1"]
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_url_parse_is_gos_as_real_helm_runs_it(helm: str, tmp_path, url: str) -> None:
+    """One Go url.Parse for PLT-13 and Hubble own (issue 19 item 2): helm's own host and error text."""
+    import json
+    import subprocess
+
+    from renderer.resolve.features.hubble import go_url_host
+
+    chart = tmp_path / "urls"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: urls\nversion: 0.1.0\n")
+    (chart / "templates" / "out.yaml").write_text("host: {{ (urlParse .Values.url).host | quote }}\n")
+    (tmp_path / "values.json").write_text(json.dumps({"url": url}))
+    done = subprocess.run([helm, "template", "x", str(chart), "-f", str(tmp_path / "values.json")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    if done.returncode == 0:
+        from ruamel.yaml import YAML
+
+        host = YAML(typ="safe").load(done.stdout.split("---", 1)[-1])["host"]
+        assert url_parse_error(url) is None and go_url_host(url) == host
+    else:
+        error = next(line for line in done.stderr.splitlines() if line.startswith("Error: "))
+        assert error.split("at <urlParse .Values.url>: ", 1)[1] == url_parse_error(url)
+        with pytest.raises(ValueError):
+            go_url_host(url)

@@ -19,7 +19,7 @@ from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, Location
 from renderer.load.yamlio import Path_
 from renderer.model import Emitted
-from renderer.resolve.platform import PlatformFacts
+from renderer.resolve.platform import PlatformFacts, PlatformView
 
 RULE_MODULES = (
     "renderer.check.rules.package",
@@ -99,9 +99,16 @@ T = TypeVar("T")
 
 
 class RuleContext:
-    def __init__(self, result: RenderResult) -> None:
+    def __init__(self, result: RenderResult, platform: PlatformView | None = None) -> None:
         self.result = result
+        self._platform = platform
         self._memo: dict[str, Any] = {}
+
+    @property
+    def platform(self) -> PlatformView:
+        """What the platform release renders, from the one source the check stage chose (the real
+        chart through helm, or the model); every rule that needs it reads it here."""
+        return self._platform if self._platform is not None else self.facts.view
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """A value several rules share, computed once per render (the GPU view, the PackageSources)."""
@@ -146,9 +153,11 @@ class RuleContext:
 
 
 def run_rules(result: RenderResult, only: Iterable[str] | None = None,
-              registry: dict[str, Rule] | None = None) -> list[Finding]:
-    """Findings of every rule (or of the IDs in ``only``) of ``registry`` (default: all rules)."""
-    ctx = RuleContext(result)
+              registry: dict[str, Rule] | None = None, platform: PlatformView | None = None) -> list[Finding]:
+    """Findings of every rule (or of the IDs in ``only``) of ``registry`` (default: all rules).
+    ``platform``: what the platform renders, when the check stage has helm's answer (default: the
+    chart model's, ``result.plan.facts.view``)."""
+    ctx = RuleContext(result, platform)
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
     for rule_id, r in (all_rules() if registry is None else registry).items():

@@ -94,7 +94,7 @@ def co_managed(ctx: RuleContext, e: Emitted) -> RenderedPackage | None:
     """The platform's own rendering of ``e`` when the platform release also renders it (not disabled)."""
     if e.is_package(PLATFORM_PACKAGE):
         return None
-    return facts(ctx).rendered_packages.get(e.name)
+    return ctx.platform.packages.get(e.name)
 
 
 def spec_of(e: Emitted) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def effective_variant(ctx: RuleContext, e: Emitted) -> str:
 def desired_packages(ctx: RuleContext) -> dict[str, tuple[str, Emitted | None, RenderedPackage | None]]:
     """Every Package the cluster will hold after sync: ours and the platform's, with its variant."""
     out: dict[str, tuple[str, Emitted | None, RenderedPackage | None]] = {}
-    for name, rendered in facts(ctx).rendered_packages.items():
+    for name, rendered in ctx.platform.packages.items():
         out[name] = (rendered.variant, None, rendered)
     for e in ctx.packages():
         out[e.name] = (effective_variant(ctx, e), e, co_managed(ctx, e))

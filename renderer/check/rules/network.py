@@ -210,7 +210,8 @@ def net_06(ctx: RuleContext) -> Iterator[Hit]:
     "Bridge CNI plugin may be missing on the hosts",
     """
     With networking.stageCniPlugins false multus does not copy the reference CNI plugins into
-    /opt/cni/bin, and generic Linux hosts do not necessarily have the bridge plugin (k3s keeps its own
+    /opt/cni/bin (a chart version without that switch, v1.6.2, stages none at all), and generic
+    Linux hosts do not necessarily have the bridge plugin (k3s keeps its own
     copies elsewhere; Cilium installs only cilium-cni and loopback). Pods with a bridge NAD then fail
     with: failed to find plugin "bridge" in path [/opt/cni/bin]. Set host.cniPluginsProvided: true
     when the hosts ship it.
@@ -227,10 +228,18 @@ def net_07(ctx: RuleContext) -> Iterator[Hit]:
     if not facts.multus_rendered:
         return  # NET-06's case
     staged, readable = facts.stage_cni_plugins()
-    if readable and staged is False:
+    if not readable or staged is not False:
+        return
+    if not facts.reads("networking.stageCniPlugins"):
+        # The chart version has no staging at all (v1.6.2): point at the version, not at a key it ignores.
         yield Hit('Bridge CNI plugin may be missing: failed to find plugin "bridge" in path [/opt/cni/bin] '
-                  "(networking.stageCniPlugins is off; set host.cniPluginsProvided: true if the hosts ship it).",
-                  overlay_path=("platform", "values", "networking", "stageCniPlugins"))
+                  f"(platform chart {facts.chart.version} does not stage CNI plugins into /opt/cni/bin; set "
+                  "host.cniPluginsProvided: true if the hosts ship it).",
+                  bridge_nads[0], ("spec", "config"))
+        return
+    yield Hit('Bridge CNI plugin may be missing: failed to find plugin "bridge" in path [/opt/cni/bin] '
+              "(networking.stageCniPlugins is off; set host.cniPluginsProvided: true if the hosts ship it).",
+              overlay_path=("platform", "values", "networking", "stageCniPlugins"))
 
 
 @rule(

@@ -239,6 +239,12 @@ def _type_name(value: Any) -> str:
     catalogue (or a PackageSource in the render) gives are checked. A dependency installed in the live
     cluster by other means (cozypkg) is not visible offline. A missing edge a more specific rule
     explains (cozystack.hami -> cozystack.gpu-operator: HAMI-02) is reported by that rule alone.
+
+    One finding per cause: the findings are grouped by the missing dependency. A dependency that one
+    Package needs gives `A depends on B, which is not rendered`; one that several need (disabling
+    `cozystack.networking`, a bundle rendered without the system bundle) gives one line naming the
+    dependency, how many Packages wait on it and the first five of them, located where the
+    dependency was taken away (its `bundles.disabledPackages` entry) or else at the first dependent.
     """,
     [_RECONCILER + " (areDependenciesReady)", "C:packages/core/platform/sources/*.yaml"],
     deferred_to=tuple(_SPECIFIC_DEPENDENCY_RULES.values()),
@@ -248,6 +254,7 @@ def pkg_08(ctx: RuleContext) -> Iterator[Hit]:
         return  # the platform release itself fails (PLT-*): the Packages it would leave missing are not the news
     known = sources(ctx)
     desired = desired_packages(ctx)
+    waiting: dict[str, list[tuple[str, Emitted | None, Any]]] = {}
     for name, (variant, emitted, rendered) in desired.items():
         source = known.get(name)
         chosen = source.variants.get(variant) if source else None
@@ -257,13 +264,27 @@ def pkg_08(ctx: RuleContext) -> Iterator[Hit]:
         for dep in chosen.depends_on:
             if dep in ignored or dep in desired or (name, dep) in _SPECIFIC_DEPENDENCY_RULES:
                 continue
+            waiting.setdefault(dep, []).append((name, emitted, rendered))
+    for dep, dependents in waiting.items():
+        dependents.sort(key=lambda d: (d[1] is None, d[0]))  # hand-written ones first: they are the user's
+        name, emitted, rendered = dependents[0]
+        if len(dependents) == 1:
             message = f"{name} depends on {dep}, which is not rendered; it will stay DependenciesNotReady."
-            if emitted is not None:
-                yield Hit(message, emitted, variant_hit_path(emitted))
-            elif dep in facts(ctx).disabled_packages:
-                yield platform_list_hit(ctx, message, "disabledPackages", dep)  # the reason it is missing
-            else:
-                yield platform_list_hit(ctx, message, "enabledPackages", rendered.gate if rendered else None)
+        else:
+            names = sorted(d[0] for d in dependents)
+            shown = ", ".join(names[:_SHOWN_DEPENDENTS])
+            more = f" and {len(names) - _SHOWN_DEPENDENTS} more" if len(names) > _SHOWN_DEPENDENTS else ""
+            message = (f"{dep} is not rendered, and {len(names)} Packages depend on it ({shown}{more}); "
+                       "they will stay DependenciesNotReady.")
+        if dep in facts(ctx).disabled_packages:
+            yield platform_list_hit(ctx, message, "disabledPackages", dep)  # the reason it is missing
+        elif emitted is not None:
+            yield Hit(message, emitted, variant_hit_path(emitted))
+        else:
+            yield platform_list_hit(ctx, message, "enabledPackages", rendered.gate if rendered else None)
+
+
+_SHOWN_DEPENDENTS = 5
 
 
 def _ignored_dependencies(e: Emitted | None) -> set[str]:

@@ -27,7 +27,7 @@ from renderer.check.rules.common import (
     written_variant,
 )
 from renderer.errors import ERROR, WARNING
-from renderer.model import PLATFORM_PACKAGE
+from renderer.model import PACKAGE_API, PLATFORM_PACKAGE
 from renderer.platform_chart.model import go_quote
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 
@@ -146,6 +146,13 @@ _IAAS_VARIANT_GUARD = \
     "bundles.iaas.enabled can only be true when bundles.system.variant is 'isp-full' or 'isp-full-generic'"
 
 
+def _chart_prints(f: Any, message: str) -> bool:
+    """Whether the chart, run in helm's order on these values, reaches this `fail` guard (a Go
+    template error earlier in the file, e.g. `eq` on a numeric system variant, stops it first:
+    then PLT-13 quotes that error and no guard text is claimed)."""
+    return any(p.kind == "fail" and p.message.startswith(message) for p in f.chart_problems)
+
+
 @rule(
     "PLT-04", ERROR,
     "bundles.iaas.enabled needs bundles.system.variant isp-full or isp-full-generic",
@@ -159,7 +166,8 @@ _IAAS_VARIANT_GUARD = \
 )
 def plt_04(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
-    if go_truthy(f.get("bundles", "iaas", "enabled")) and f.system_variant not in ISP_FULL_VARIANTS:
+    if go_truthy(f.get("bundles", "iaas", "enabled")) and f.system_variant not in ISP_FULL_VARIANTS and \
+            _chart_prints(f, _IAAS_VARIANT_GUARD):
         yield _values_hit(ctx, _IAAS_VARIANT_GUARD, ("bundles", "iaas", "enabled"), ("bundles", "system", "variant"))
 
 
@@ -202,6 +210,8 @@ def plt_05(ctx: RuleContext) -> Iterator[Hit]:
         # against the real chart reports it once).
         message = next((m for m in guards if prefix in m), prefix)
         message = json.loads(message) if message.startswith('"') else message
+        if not _chart_prints(f, prefix):
+            continue
         yield _values_hit(ctx, message, ("bundles", bundle, "enabled"), ("bundles", "system", "enabled"))
 
 
@@ -221,6 +231,8 @@ def plt_06(ctx: RuleContext) -> Iterator[Hit]:
         if go_truthy(f.get("bundles", bundle, "enabled")) and f.system_variant not in SYSTEM_VARIANTS:
             message = f"bundles.{bundle}.enabled can only be true when bundles.system.variant is " \
                       "'isp-full', 'isp-full-generic', or 'isp-hosted'"
+            if not _chart_prints(f, message):
+                continue
             yield _values_hit(ctx, message, ("bundles", bundle, "enabled"), ("bundles", "system", "variant"))
 
 
@@ -386,6 +398,8 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
      "helm/helm v4.1.1 pkg/action/{install,upgrade}.go (requireAdoption when TakeOwnership)"],
 )
 def plt_11(ctx: RuleContext) -> Iterator[Hit]:
+    # The one body: ctx.platform is the model's or helm's rendering (renderer.effective.chart_check).
+    not_compared = ctx.platform.not_compared
     for e in hand_written(ctx):
         rendered = co_managed(ctx, e)
         if rendered is None:
@@ -394,7 +408,7 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
         conflicts = 0
         for path, platform_value in sorted(rendered.values.items()):
             ours = _walk(components, path)
-            if ours is _MISSING or _same(ours, platform_value):
+            if ours is _MISSING or _same(ours, platform_value) or (e.name, str(path[-1])) in not_compared:
                 continue
             conflicts += 1
             key = dotted(("spec", "components") + path)
@@ -438,13 +452,22 @@ def _same(a: Any, b: Any) -> bool:
     iaas `*-application` Packages are `kubevirt`; a bundle-enabled `cozystack.gpu-operator` follows
     `bundles.iaas.gpuOperatorVariant`; everything else is `default`. A different variant in a
     hand-written copy fights the platform release on every reconcile. To run another variant, add the
-    name to `bundles.disabledPackages` and own the whole Package.
+    name to `bundles.disabledPackages` and own the whole Package. An empty `variant: ""` is a
+    variant too: server-side apply writes it over the platform's, and the controller reads an empty
+    variant as `default` (for `cozystack.networking`: VariantNotFound).
     """,
     [_SYSTEM, _IAAS, _PAAS, _NAAS],
 )
 def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     for e in hand_written(ctx):
         rendered = co_managed(ctx, e)
+        if rendered is not None and spec_of(e).get("variant") == "":
+            # Not "unset": server-side apply writes the empty string over the platform's variant,
+            # and the controller resolves "" to default (package_reconciler.go).
+            yield Hit(f'spec.variant "" overrides the platform-rendered variant {rendered.variant} for {e.name}: '
+                      "server-side apply sets it, and the controller resolves an empty variant to default; "
+                      "drop the key to keep the platform's.", e, ("spec", "variant"))
+            continue
         variant = written_variant(e)
         if rendered is None or variant is None or variant == rendered.variant:
             continue
@@ -465,14 +488,25 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     isp-full-generic). The conditions are replayed from the chart version's own templates
     (`renderer/_generated/platform/<version>.json`), in the order helm executes them, so the message
     is the one helm prints after `executing "<template>"`. `fail` guards are PLT-03..06 and PLT-10's.
+
+    Also the templates that run only in a cluster, which no offline render of the bundles reaches:
+    `apps.yaml` (`eq` on a non-string `publishing.certificates.solver`) and
+    `containerd-registry-secret.yaml` (`registries.mirrors` entries that are not maps, `endpoints`
+    that are not lists, mirrors with endpoints but no `registries.config` map: `index of untyped
+    nil`, config entries of the wrong shape). Other value paths of those templates are not replayed.
+    One cause failing several templates (a map as `bundles.disabledPackages`) is one finding.
     """,
-    [_SYSTEM, _IAAS, _HELPERS, "renderer/_generated/platform/<version>.json (generated from the chart)"],
+    [_SYSTEM, _IAAS, _HELPERS, "C:packages/core/platform/templates/apps.yaml L52",
+     "C:packages/core/platform/templates/containerd-registry-secret.yaml",
+     "renderer/_generated/platform/<version>.json (generated from the chart)"],
 )
 def plt_13(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
+    seen: set[str] = set()
     for problem in f.chart_problems:
-        if problem.kind != "template":
-            continue
+        if problem.kind != "template" or problem.message in seen:
+            continue  # one cause failing several templates (a map as disabledPackages): helm stops at the first
+        seen.add(problem.message)
         message = f"executing \"cozy-platform/{problem.template}\" {problem.message} (platform chart {f.chart.version})"
         yield _values_hit(ctx, message, *_prefixes(problem.key))
 
@@ -480,3 +514,103 @@ def plt_13(ctx: RuleContext) -> Iterator[Hit]:
 def _prefixes(key: tuple[str, ...]) -> list[tuple[str, ...]]:
     """``key`` and its parents, longest first: the deepest value the overlay actually set."""
     return [key[:n] for n in range(len(key), 0, -1)]
+
+
+@rule(
+    "PLT-14", WARNING,
+    "A platform value the cluster's chart version does not read",
+    """
+    The vendored chart versions read different platform values: main reads `networking.encryption`
+    (KubeOVN IPsec), `networking.stageCniPlugins` (multus staging), `telemetry.disabled` (the
+    controller's telemetry opt-out) and `gateway.http2` (Cilium ALPN), and v1.6.2 reads none of them.
+    A key the cluster's version never reads while another vendored version does is silently ignored
+    by the chart: this warns, naming the version that reads it (set `platform.version`, or drop the
+    key). The value paths each version reads are generated from all of its templates
+    (`renderer/_generated/platform/<version>.json`, `reads`). Keys no vendored version reads are not
+    this rule's (the overlay schema and the other rules judge them).
+    """,
+    [_SYSTEM, _HELPERS, "renderer/_generated/platform/<version>.json (reads)"],
+)
+def plt_14(ctx: RuleContext) -> Iterator[Hit]:
+    from renderer.platform_chart import shipped_versions
+    from renderer.platform_chart.model import chart_model
+
+    f = facts(ctx)
+    others = [chart_model(v) for v in shipped_versions() if v != f.chart.version]
+    platform = platform_package(ctx)
+    values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values") \
+        if platform is not None else None
+
+    def walk(node: Any, path: tuple[str, ...]) -> Iterator[Hit]:
+        if not isinstance(node, dict):
+            return
+        for key in sorted(node, key=str):
+            here = path + (str(key),)
+            dotted_path = ".".join(here)
+            if f.reads(dotted_path):
+                yield from walk(node[key], here)
+                continue
+            readers = [m.version for m in others if m.reads(dotted_path)]
+            if readers and isinstance(node[key], dict) and node[key]:
+                yield from walk(node[key], here)  # name the leaves the other version reads
+            elif readers:
+                yield _values_hit(ctx, f"{dotted_path} is not read by the platform chart {f.chart.version} "
+                                       f"(read by {', '.join(readers)}): it has no effect on this cluster; set "
+                                       "platform.version to a version that reads it, or drop the key.", here)
+
+    yield from walk(values, ())
+
+
+@rule(
+    "PLT-15", ERROR,
+    "A patch of a Package the cluster's chart version does not render",
+    """
+    A `packages:` entry without `spec.variant` tunes a Package the platform release renders (a patch,
+    see PLT-11). Some child Packages exist only in some chart versions (main renders
+    `cozystack.kubernetes-nodes-application` and `cozystack.computeplane-application`, v1.6.2 does
+    not). On a version that does not render it, the entry is no patch: it creates the Package itself,
+    with no variant, so the controller resolves it to `default` (VariantNotFound where the source has
+    no such variant, PackageSourceNotFound where the version ships no source) and nothing the
+    platform would have set is there. Set `platform.version` to a version that renders it, or write
+    the whole Package (with its variant) and own it.
+    """,
+    [_SYSTEM, _IAAS, _PAAS, _NAAS, "C:internal/operator/package_reconciler.go (variant default)"],
+)
+def plt_15(ctx: RuleContext) -> Iterator[Hit]:
+    from renderer.platform_chart import shipped_versions
+    from renderer.platform_chart.model import chart_model
+
+    f = facts(ctx)
+    own = f.known_platform_names()
+    for e in hand_written(ctx):
+        if e.name in own or written_variant(e) is not None:
+            continue
+        renderers = [v for v in shipped_versions() if v != f.chart.version and e.name in chart_model(v).emits]
+        if renderers:
+            yield Hit(f"{e.name} is rendered by the platform chart {', '.join(renderers)} but not by "
+                      f"{f.chart.version}: this entry is no patch, it creates the Package with no spec.variant "
+                      "(variant default); set platform.version, or write the whole Package with its variant.",
+                      e, ("metadata", "name"))
+
+
+@rule(
+    "PLT-16", ERROR,
+    "A PackageSource the platform chart also ships",
+    """
+    The platform release emits every PackageSource under its chart's `sources/` (templates/sources.yaml
+    copies them verbatim): `cozystack.metallb`, `cozystack.networking`, ... A PackageSource of the same
+    name in the render (`manifests:`) is one cluster-scoped object with two owners: the platform
+    release re-asserts its copy on every reconcile and Helm adopts or overwrites the other, so whichever
+    applied last decides the variants every Package of that name resolves against. The names are the
+    cluster's chart version's (`renderer/_generated/platform/<version>.json`, `sources`). Ship a source
+    of your own under a name of your own.
+    """,
+    ["C:packages/core/platform/templates/sources.yaml", "C:packages/core/platform/sources/*.yaml"],
+)
+def plt_16(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for e in ctx.objects:
+        if e.api_version == PACKAGE_API and e.kind == "PackageSource" and e.name in f.chart.sources:
+            yield Hit(f"PackageSource {e.name} is shipped by the platform chart {f.chart.version} "
+                      f"({f.chart.sources[e.name]['file']}): the platform release re-applies its own copy, so "
+                      "two owners fight over it; name your source differently.", e, ("metadata", "name"))

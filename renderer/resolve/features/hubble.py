@@ -29,8 +29,6 @@ nothing is rendered and rule HUB-02 refuses the overlay.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
@@ -198,8 +196,11 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
     if go_truthy(master_nodes):
         kube_ovn["MASTER_NODES"] = master_nodes
     kube_ovn.update(system.get("kubeovn") or {})
+    # Version-true: only charts whose system.yaml reads networking.encryption (main, not v1.6.2)
+    # render the KubeOVN IPsec switch, and only they thread gateway.http2 into Cilium.
     encryption = networking.get("encryption")
-    if isinstance(encryption, dict) and go_truthy(encryption.get("enabled")):
+    if facts.reads("networking.encryption") and isinstance(encryption, dict) and \
+            go_truthy(encryption.get("enabled")):
         kube_ovn["func"] = {"ENABLE_OVN_IPSEC": True}
 
     cilium: dict[str, Any] = {}
@@ -216,11 +217,10 @@ def platform_networking_spec(facts: PlatformFacts, data: dict[str, Any], config_
         cilium["k8sServicePort"] = port
         origins += [(CILIUM_VALUES + ("k8sServiceHost",), where), (CILIUM_VALUES + ("k8sServicePort",), where)]
     cilium["cgroup"] = copy_tree(system["cilium"]["cgroup"])
-    cilium["gatewayAPI"] = {"enableAlpn": (values.get("gateway") or {}).get("http2")}
-    origins += [
-        (CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), ("platform", "values", "gateway", "http2")),
-        (("spec", "components", "kubeovn"), ("platform", "values", "networking")),
-    ]
+    if facts.reads("gateway.http2"):
+        cilium["gatewayAPI"] = {"enableAlpn": (values.get("gateway") or {}).get("http2")}
+        origins.append((CILIUM_VALUES + ("gatewayAPI", "enableAlpn"), ("platform", "values", "gateway", "http2")))
+    origins.append((("spec", "components", "kubeovn"), ("platform", "values", "networking")))
     spec["components"] = {
         "kubeovn": {"values": {"kube-ovn": kube_ovn}},
         "cilium": {"values": {"cilium": cilium}},
@@ -256,64 +256,16 @@ def _note(ctx: FeatureContext | None, severity: str, message: str, where: Path_)
 
 
 def go_url_host(raw: str) -> str:
-    """``url.Host`` as Go's net/url ``Parse`` computes it (what Sprig ``urlParse`` returns as ``host``).
+    """``url.Host`` as Go's net/url ``Parse`` computes it (what Sprig ``urlParse`` returns as ``host``):
+    the chart model's parser (``renderer.platform_chart.gourl``), so PLT-13 and this feature agree.
 
-    Raises ValueError where Go returns an error (Sprig then fails the template). Only the parts that
-    decide the host are reproduced: scheme detection, opaque URLs, the colon-in-first-segment guard,
-    the authority and its port check.
+    Raises ValueError with Go's error where Go returns one (Sprig then fails the template).
     """
-    raw = raw.split("#", 1)[0]
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in raw):
-        raise ValueError("invalid control character in URL")
-    scheme, rest = _go_scheme(raw)
-    if rest.endswith("?") and rest.count("?") == 1:
-        rest = rest[:-1]
-    else:
-        rest = rest.split("?", 1)[0]
-    if not rest.startswith("/"):
-        if scheme:
-            return ""  # rootless: an opaque URL has no host ("api.example.org:6443" parses as scheme + opaque)
-        if ":" in rest.split("/", 1)[0]:
-            raise ValueError("first path segment in URL cannot contain colon")
-    if rest.startswith("//") and (scheme or not rest.startswith("///")):
-        authority = rest[2:].split("/", 1)[0]
-        host = authority.rsplit("@", 1)[-1]
-        if host.startswith("["):
-            end = host.rfind("]")
-            if end < 0:
-                raise ValueError("missing ']' in host")
-            port = host[end + 1:]
-        else:
-            port = host[host.rfind(":"):] if ":" in host else ""
-        if port and not (port.startswith(":") and all(c in "0123456789" for c in port[1:])):
-            raise ValueError(f"invalid port {port!r} after host")
-        bad = _host_escape_error().search(host)
-        if bad:
-            raise ValueError(f"invalid character {bad.group(0)!r} in host name")
-        return host
-    return ""
+    from renderer.platform_chart import gourl
 
+    found = gourl.parse(raw)
+    if found.error is not None:
+        raise ValueError(found.error)
+    return found.host
 
-# Go's unescape(host, encodeHost) refuses ASCII outside these and a "%" not followed by two hex digits.
-@lru_cache(maxsize=1)
-def _host_escape_error() -> re.Pattern[str]:
-    # Compiled on first use: the non-ASCII range makes this one pattern ~5 ms to compile, more
-    # than the rest of the Hubble feature, and only isp-full-generic "own" renders need it.
-    return re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010FFFF]")
-
-
-def _go_scheme(raw: str) -> tuple[str, str]:
-    for i, c in enumerate(raw):
-        if c.isascii() and c.isalpha():
-            continue
-        if c.isascii() and (c.isdigit() or c in "+-."):
-            if i == 0:
-                return "", raw
-            continue
-        if c == ":":
-            if i == 0:
-                raise ValueError("missing protocol scheme")
-            return raw[:i].lower(), raw[i + 1:]
-        return "", raw
-    return "", raw
 

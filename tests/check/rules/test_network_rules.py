@@ -132,9 +132,17 @@ def test_net_07_warns_when_plugins_are_not_staged_on_apt(check, value: Any) -> N
     assert 'failed to find plugin "bridge"' in hit.message
 
 
+def test_net_07_warns_on_a_version_that_stages_nothing(check) -> None:
+    """v1.6.2 (the default) has no staging: a bridge NAD on apt hosts may find no bridge plugin."""
+    hit = one(check(overlay(), "NET-07"), WARNING)
+    assert "platform chart v1.6.2 does not stage CNI plugins" in hit.message
+    assert check(overlay(host={"os": "apt", "cniPluginsProvided": True}), "NET-07") == []
+
+
 def test_net_07_passes(check) -> None:
     off = {"variant": "isp-full-generic", "values": {"networking": {"stageCniPlugins": False}}}
-    assert check(overlay(), "NET-07") == []  # staged by default
+    staged = overlay(platform={"variant": "isp-full-generic", "version": "main-3c780ac"})
+    assert check(staged, "NET-07") == []  # main stages the plugins by default
     assert check(overlay(platform=off, host={"os": "apt", "cniPluginsProvided": True}), "NET-07") == []
     assert check(overlay(platform={**off, "variant": "isp-full"}, host={"os": "talos"}), "NET-07") == []
     assert check(overlay(platform=off, vlans=[]), "NET-07") == []

@@ -330,9 +330,12 @@ def test_pkg08_platform_rendered_package_whose_dependency_is_disabled(repo) -> N
         bundles:
           disabledPackages: [cozystack.networking]
     """
-    findings = [f for f in run(repo, "PKG-08", body) if f.message.startswith("cozystack.multus depends on")]
-    (finding,) = findings
-    assert finding.message.startswith("cozystack.multus depends on cozystack.networking")
+    # One mistake, one line (issue 19 item 6): grouped by the missing dependency, at its disabled entry.
+    (finding,) = run(repo, "PKG-08", body)
+    assert finding.message.startswith("cozystack.networking is not rendered, and ")
+    count = int(finding.message.split(", and ")[1].split()[0])
+    assert count > 40 and f"and {count - 5} more" in finding.message
+    assert "(cozystack.backup-controller, " in finding.message  # the first five names, sorted
     assert line_col(finding) == position(body, "cozystack.networking")
 
 

@@ -30,16 +30,19 @@ STAGE_CNI = ('networking.stageCniPlugins: expected a boolean, got "maybe" -- lea
              "bundle variant")
 
 
-def facts_for(variant: str, values: dict | None = None) -> PlatformFacts:
-    return PlatformFacts(Variants().catalogue(), variant, values or {})
+MAIN = "main-3c780ac"
+
+
+def facts_for(variant: str, values: dict | None = None, version: str | None = None) -> PlatformFacts:
+    return PlatformFacts(Variants().catalogue(), variant, values or {}, version=version)
 
 
 # ---- the render model -----------------------------------------------------------------------------
 
 def test_rendered_packages_follow_the_system_variant() -> None:
-    full = facts_for("isp-full").rendered_packages
-    generic = facts_for("isp-full-generic").rendered_packages
-    hosted = facts_for("isp-hosted").rendered_packages
+    full = facts_for("isp-full", version=MAIN).rendered_packages
+    generic = facts_for("isp-full-generic", version=MAIN).rendered_packages
+    hosted = facts_for("isp-hosted", version=MAIN).rendered_packages
     assert facts_for("default").rendered_packages == {}
     assert (full["cozystack.networking"].variant, generic["cozystack.networking"].variant,
             hosted["cozystack.networking"].variant) == ("kubeovn-cilium", "kubeovn-cilium-generic", "noop")
@@ -51,6 +54,14 @@ def test_rendered_packages_follow_the_system_variant() -> None:
     assert full["cozystack.vm-instance-application"].variant == "kubevirt"
     assert "cozystack.vpn-application" in hosted  # naas renders on isp-hosted
     assert "cozystack.ouroboros" not in full
+
+
+def test_v1_6_2_isp_hosted_renders_the_catalogue_without_the_system_bundle() -> None:
+    """v1.6.2's system.yaml has no isp-hosted branch: paas/naas render with no engine, no networking."""
+    hosted = facts_for("isp-hosted", version="v1.6.2").rendered_packages
+    assert "cozystack.networking" not in hosted and "cozystack.cozystack-engine" not in hosted
+    assert "cozystack.vpn-application" in hosted
+    assert facts_for("isp-hosted").rendered_packages == hosted  # the default is v1.6.2
 
 
 def test_rendered_packages_obey_enabled_disabled_and_values() -> None:
@@ -69,7 +80,7 @@ def test_rendered_packages_obey_enabled_disabled_and_values() -> None:
 
 
 def test_rendered_component_values_are_the_reference_keys() -> None:
-    full = facts_for("isp-full", {"networking": {"podCIDR": "10.244.0.0/16"}}).rendered_packages
+    full = facts_for("isp-full", {"networking": {"podCIDR": "10.244.0.0/16"}}, MAIN).rendered_packages
     assert full["cozystack.networking"].values == {
         ("cilium", "values", "cilium", "cgroup", "autoMount", "enabled"): False,
         ("cilium", "values", "cilium", "gatewayAPI", "enableAlpn"): True,
@@ -83,17 +94,31 @@ def test_rendered_component_values_are_the_reference_keys() -> None:
     }
     assert full["cozystack.multus"].values == {("multus", "values", "stageCniPlugins"): True}
     assert full["cozystack.kubevirt"].values == {("kubevirt", "values", "cpuAllocationRatio"): 10}
-    generic = facts_for("isp-full-generic", {"networking": {"stageCniPlugins": "Off"}}).rendered_packages
+    generic = facts_for("isp-full-generic", {"networking": {"stageCniPlugins": "Off"}}, MAIN).rendered_packages
     assert generic["cozystack.multus"].values == {("multus", "values", "stageCniPlugins"): False}
     assert generic["cozystack.linstor"].values == {("linstor", "values", "talos", "enabled"): False}
     # The generic endpoint comes from a cluster ConfigMap at reconcile time: not decided offline.
     assert ("cilium", "values", "cilium", "k8sServiceHost") not in generic["cozystack.networking"].values
 
 
+def test_v1_6_2_renders_no_alpn_ipsec_telemetry_or_staging_switch() -> None:
+    values = {"gateway": {"http2": False}, "networking": {"encryption": {"enabled": True}, "stageCniPlugins": False},
+              "telemetry": {"disabled": True}}
+    old = facts_for("isp-full", values, "v1.6.2").rendered_packages
+    assert not any(path[-1] in ("enableAlpn", "ENABLE_OVN_IPSEC") for path in old["cozystack.networking"].values)
+    assert old["cozystack.multus"].values == {} and old["cozystack.cozystack-engine"].values == {}
+    new = facts_for("isp-full", values, MAIN).rendered_packages
+    assert new["cozystack.networking"].values[("cilium", "values", "cilium", "gatewayAPI", "enableAlpn")] is False
+    assert new["cozystack.multus"].values == {("multus", "values", "stageCniPlugins"): False}
+
+
 def test_stage_cni_plugins_spellings() -> None:
     for value, expected in (("YES", (True, True)), (0, (False, True)), (None, (True, True)),
                             ("off", (False, True)), ("maybe", (None, False)), (2, (None, False))):
-        assert facts_for("isp-full", {"networking": {"stageCniPlugins": value}}).stage_cni_plugins() == expected
+        assert facts_for("isp-full", {"networking": {"stageCniPlugins": value}}, MAIN).stage_cni_plugins() == expected
+        # v1.6.2 has no staging switch and its multus stages nothing, whatever is written.
+        assert facts_for("isp-full", {"networking": {"stageCniPlugins": value}}, "v1.6.2").stage_cni_plugins() == \
+            (False, True)
 
 
 @pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
@@ -203,8 +228,9 @@ def test_plt04_passes(repo) -> None:
 
 
 def test_plt05_bundles_without_system(repo) -> None:
-    body = "platform:\n  variant: default\n  values: {bundles: {iaas: {enabled: true}, paas: {enabled: true}, " \
-           "naas: {enabled: true}}}\n"
+    body = "platform:\n  variant: default\n  version: main-3c780ac\n" \
+           "  values: {bundles: {iaas: {enabled: true}, paas: {enabled: true}, naas: {enabled: true}}}\n"
+    assert run(repo, "PLT-05", body.replace("main-3c780ac", "v1.6.2")) == []  # v1.6.2 has none of these guards
     messages = sorted(f.message for f in run(repo, "PLT-05", body))
     assert [m.split(" the ")[0] for m in messages] == [
         "bundles.iaas.enabled requires bundles.system.enabled:",
@@ -287,6 +313,7 @@ def test_plt08_entries_without_effect(repo) -> None:
     body = """\
     platform:
       variant: isp-hosted
+      version: main-3c780ac
       values:
         bundles:
           enabledPackages: [cozystack.gpu-operator, cozystack.metallb, kuberture, cozystack.unheard-of,
@@ -325,14 +352,16 @@ def test_plt08_passes_for_optional_packages_and_gates(repo) -> None:
 # ---- PLT-10 -------------------------------------------------------------------------------------
 
 def test_plt10_exact_chart_message_where_it_is_read(repo) -> None:
-    body = "platform:\n  variant: isp-full-generic\n  values: {networking: {stageCniPlugins: maybe}}\n"
+    body = "platform:\n  variant: isp-full-generic\n  version: main-3c780ac\n" \
+           "  values: {networking: {stageCniPlugins: maybe}}\n"
+    assert run(repo, "PLT-10", body.replace("main-3c780ac", "v1.6.2")) == []  # v1.6.2 never reads it
     (finding,) = run(repo, "PLT-10", body)
     assert (finding.severity, finding.message) == (ERROR, STAGE_CNI)
     assert line_col(finding) == position(body, "maybe")
 
 
 def test_plt10_is_a_warning_where_it_is_never_read(repo) -> None:
-    body = "platform:\n  variant: isp-hosted\n  values: {networking: {stageCniPlugins: maybe}}\n"
+    body = "platform:\n  variant: isp-hosted\n  version: main-3c780ac\n  values: {networking: {stageCniPlugins: maybe}}\n"
     (finding,) = run(repo, "PLT-10", body)
     assert finding.severity == WARNING and "ignored on this configuration" in finding.message
 
@@ -363,7 +392,7 @@ def test_plt11_conflicting_platform_key_is_an_error(repo) -> None:
 
 
 def test_plt11_multus_stage_cni_plugins_edit_is_an_error(repo) -> None:
-    body = "platform: {variant: isp-full}\npackages:\n  cozystack.multus:\n" \
+    body = "platform: {variant: isp-full, version: main-3c780ac}\npackages:\n  cozystack.multus:\n" \
            "    components: {multus: {values: {stageCniPlugins: false}}}\n"
     (finding,) = run(repo, "PLT-11", body)
     assert "spec.components.multus.values.stageCniPlugins=true" in finding.message
@@ -461,3 +490,84 @@ def test_all_plt_rules_together_on_the_docs_kuberture_example(repo) -> None:
     result = result_of(repo, body)
     ids = [f"PLT-{n:02d}" for n in range(1, 13)] + [f"PKG-{n:02d}" for n in range(1, 11)]
     assert [(f.code, f.severity) for f in run_rules(result, only=ids)] == [("PLT-11", WARNING)]
+
+
+def test_plt_11_is_worded_in_one_module() -> None:
+    """Issue 17 item 2: the co-management rule has one body; nothing else copies its messages."""
+    from pathlib import Path
+
+    import renderer
+
+    root = Path(renderer.__file__).parent
+    holders = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                     if "is rendered by the platform release with" in p.read_text(encoding="utf-8")
+                     or "is co-managed with the platform release; platform-rendered" in p.read_text(encoding="utf-8"))
+    assert holders == ["check/rules/platform.py"]
+
+
+# ---- PLT-14 / PLT-15: the cluster's version decides what is read and rendered ----------------------
+
+def test_plt14_warns_for_keys_only_another_version_reads(repo) -> None:
+    body = """\
+    platform:
+      variant: isp-full
+      values:
+        networking: {encryption: {enabled: true}, podCIDR: 10.244.0.0/16}
+        telemetry: {disabled: true}
+        gateway: {http2: false}
+    """
+    found = run(repo, "PLT-14", body)
+    assert [f.message.split(" is not read")[0] for f in found] == [
+        "gateway.http2", "networking.encryption.enabled", "telemetry.disabled"]
+    assert all(f.severity == WARNING and "(read by main-3c780ac)" in f.message for f in found)
+    assert line_col(found[2]) == position(body, "true}\n    gateway")
+    # main reads every one of them; networking.podCIDR is read by both.
+    assert run(repo, "PLT-14", body.replace("variant: isp-full", "variant: isp-full\n      version: main-3c780ac")) == []
+
+
+def test_plt15_a_patch_of_a_package_only_main_renders_is_an_error(repo) -> None:
+    body = """\
+    platform: {variant: isp-full}
+    packages:
+      cozystack.computeplane-application:
+        components: {computeplane: {values: {replicas: 2}}}
+    """
+    (finding,) = run(repo, "PLT-15", body)
+    assert finding.severity == ERROR and "rendered by the platform chart main-3c780ac but not by v1.6.2" in finding.message
+    assert run(repo, "PLT-15", body.replace("{variant: isp-full}", "{variant: isp-full, version: main-3c780ac}")) == []
+    # A whole Package with its variant is the user's own (PKG-03/PKG-04 judge it).
+    assert run(repo, "PLT-15", body.replace("components:", "variant: kubevirt\n        components:")) == []
+
+
+def test_plt12_an_empty_variant_on_a_patch_is_a_fight(repo) -> None:
+    body = """\
+    platform: {variant: isp-full}
+    packages:
+      cozystack.networking:
+        variant: ""
+        components: {cilium: {values: {cilium: {hubble: {enabled: true}}}}}
+    """
+    (finding,) = run(repo, "PLT-12", body)
+    assert finding.severity == ERROR and 'spec.variant "" overrides the platform-rendered variant kubeovn-cilium' \
+        in finding.message
+    assert line_col(finding) == position(body, '""')
+    assert run(repo, "PKG-10", body) == []  # one cause, one finding
+
+
+def test_an_empty_map_as_a_package_list_is_what_the_chart_accepts(repo) -> None:
+    """Issue 19 item 7: `default (list) {}` is an empty list to the chart; a non-empty map fails `has`."""
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {disabledPackages: {}, enabledPackages: {}}}\n"
+    assert run(repo, "PLT-13", body) == []  # and no OVL-SCHEMA refusal
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {disabledPackages: {a: 1}}}\n"
+    (finding,) = run(repo, "PLT-13", body)  # one cause, one line, though four templates call `has`
+    assert finding.message.endswith("at <has $name $disabled>: error calling has: Cannot find has on type map "
+                                    "(platform chart v1.6.2)")
+    assert line_col(finding) == position(body, "disabledPackages")
+
+
+def test_no_guard_text_is_claimed_where_the_chart_fails_before_it(repo) -> None:
+    """Issue 19 item 4: `bundles.system.variant: 1` fails `eq` first; PLT-04/PLT-06 quote nothing."""
+    body = "platform:\n  variant: isp-full\n  values: {bundles: {system: {variant: 1}, paas: {enabled: true}}}\n"
+    assert run(repo, "PLT-04", body) == [] and run(repo, "PLT-06", body) == []
+    (finding,) = run(repo, "PLT-13", body)
+    assert 'at <eq .Values.bundles.system.variant "isp-full">: error calling eq: incompatible types' in finding.message

@@ -49,7 +49,8 @@ cilium:
 """
 
 # Reference section (e) "Derived shape" of the whole cozystack.networking on an isp-full cluster with
-# Hubble (reference section (b) for the platform-rendered keys).
+# Hubble (reference section (b) for the platform-rendered keys), as main-3c780ac's system.yaml renders
+# it; v1.6.2 (the default) does not thread gateway.http2 (ISP_FULL_NETWORKING_SPEC_V1_6_2).
 ISP_FULL_NETWORKING_SPEC = """\
 variant: kubeovn-cilium
 components:
@@ -70,6 +71,9 @@ components:
             enabled: [dns, drop, tcp, flow, port-distribution, icmp, "httpV2:exemplars=true;labelsContext=source_ip,source_namespace,source_workload,destination_ip,destination_namespace,destination_workload,traffic_direction"]
             serviceMonitor: {enabled: true}
 """
+
+ISP_FULL_NETWORKING_SPEC_V1_6_2 = ISP_FULL_NETWORKING_SPEC.replace("        gatewayAPI: {enableAlpn: true}\n", "")
+MAIN = {"platform": {"variant": "isp-full", "version": "main-3c780ac"}}
 
 BASE = {
     "apiVersion": "render.cozystack.io/v1alpha1",
@@ -196,7 +200,9 @@ def test_patch_is_emitted_for_the_sample_gpu_apt_01() -> None:
 def test_own_on_isp_full_is_the_platform_object_plus_hubble(rendered) -> None:
     objects = rendered(overlay(TALOS, {"hubble": {"enabled": True, "ownership": "own"}}))
     obj = networking(objects)
-    assert obj["spec"] == yaml(ISP_FULL_NETWORKING_SPEC)
+    assert obj["spec"] == yaml(ISP_FULL_NETWORKING_SPEC_V1_6_2)
+    main = networking(rendered(overlay(TALOS, MAIN, {"hubble": {"enabled": True, "ownership": "own"}})))
+    assert main["spec"] == yaml(ISP_FULL_NETWORKING_SPEC)  # that version's system.yaml, gatewayAPI included
     assert obj["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
     assert obj["metadata"]["annotations"][OWNERSHIP_ANNOTATION] == "own"
     assert "cozystack.networking" in platform_values(objects)["bundles"]["disabledPackages"]
@@ -204,7 +210,7 @@ def test_own_on_isp_full_is_the_platform_object_plus_hubble(rendered) -> None:
 
 def test_own_sample_gpu_talos_01_renders_the_isp_full_object() -> None:
     objects = render(OVERLAYS / "clusters" / "gpu-talos-01").manifests
-    assert networking(objects)["spec"] == yaml(ISP_FULL_NETWORKING_SPEC)
+    assert networking(objects)["spec"] == yaml(ISP_FULL_NETWORKING_SPEC_V1_6_2)
     assert "cozystack.networking" in platform_values(objects)["bundles"]["disabledPackages"]
 
 
@@ -222,13 +228,13 @@ def test_own_sample_on_isp_full_generic() -> None:
     assert cilium["k8sServiceHost"] == "api.hubble-generic-01.example.org"
     assert cilium["k8sServicePort"] == "6443" and isinstance(cilium["k8sServicePort"], str)
     assert cilium["cgroup"] == {"autoMount": {"enabled": True}}
-    assert cilium["gatewayAPI"] == {"enableAlpn": True}
+    assert "gatewayAPI" not in cilium  # v1.6.2 does not thread gateway.http2
     assert cilium["hubble"]["ui"] == {"enabled": False}
     assert platform_values(objects)["bundles"]["disabledPackages"] == ["cozystack.networking"]
 
 
 def test_own_follows_every_platform_value_system_yaml_reads(rendered) -> None:
-    obj = networking(rendered(overlay({"platform": {"variant": "isp-full-generic", "values": {
+    obj = networking(rendered(overlay({"platform": {"variant": "isp-full-generic", "version": "main-3c780ac", "values": {
         "publishing": {"apiServerEndpoint": "https://api.example.org"},
         "networking": {"podCIDR": "10.10.0.0/16", "kubeovn": {"MASTER_NODES": "10.0.0.1,10.0.0.2"},
                        "encryption": {"enabled": True}},
@@ -244,6 +250,15 @@ def test_own_follows_every_platform_value_system_yaml_reads(rendered) -> None:
     assert cilium["gatewayAPI"] == {"enableAlpn": False}
 
 
+def test_own_at_v1_6_2_writes_no_key_that_version_never_renders(rendered) -> None:
+    obj = networking(rendered(overlay({"platform": {"variant": "isp-full-generic", "version": "v1.6.2", "values": {
+        "publishing": {"apiServerEndpoint": "https://api.example.org"},
+        "networking": {"encryption": {"enabled": True}}, "gateway": {"http2": False},
+    }}}, {"hubble": {"enabled": True, "ownership": "own"}})))
+    assert "func" not in obj["spec"]["components"]["kubeovn"]["values"]["kube-ovn"]
+    assert "gatewayAPI" not in obj["spec"]["components"]["cilium"]["values"]["cilium"]
+
+
 def test_own_uses_the_cluster_configmap_first_on_generic(rendered) -> None:
     obj = networking(rendered(overlay({"hubble": {"enabled": True, "ownership": "own", "clusterConfigMap": {
         "api-server-endpoint": "https://10.0.0.10:6443", "ipv4-svc-cidr": "10.97.0.0/16", "ipv4-pod-cidr": ""}}})))
@@ -257,7 +272,7 @@ def test_own_uses_the_cluster_configmap_first_on_generic(rendered) -> None:
 def test_isp_full_ignores_the_configmap_and_the_endpoint(rendered) -> None:
     obj = networking(rendered(overlay(TALOS, {"hubble": {"enabled": True, "ownership": "own", "clusterConfigMap": {
         "api-server-endpoint": "https://10.0.0.10:6443", "ipv4-svc-cidr": "10.97.0.0/16"}}})))
-    assert obj["spec"] == yaml(ISP_FULL_NETWORKING_SPEC)
+    assert obj["spec"] == yaml(ISP_FULL_NETWORKING_SPEC_V1_6_2)
 
 
 @pytest.mark.parametrize(("endpoint", "host"), [
@@ -335,11 +350,14 @@ def test_hub_01_platform_values_cilium_or_hubble(check) -> None:
 
 
 @pytest.mark.parametrize(("part", "reason"), [
-    ({"platform": {"variant": "isp-hosted"}}, "variant noop"),
+    ({"platform": {"variant": "isp-hosted", "version": "main-3c780ac"}}, "variant noop"),
+    # v1.6.2's system.yaml has no isp-hosted branch: no networking at all.
+    ({"platform": {"variant": "isp-hosted"}}, "isp-hosted renders no system bundle"),
     ({"platform": {"variant": "default"}}, "no system bundle"),
     ({"platform": {"variant": "isp-full-generic",
                    "values": {"bundles": {"disabledPackages": ["cozystack.networking"]}}}}, "disabledPackages"),
-    ({"platform": {"variant": "isp-hosted"}, "hubble": {"enabled": True, "ownership": "own"}}, "variant noop"),
+    ({"platform": {"variant": "isp-hosted", "version": "main-3c780ac"}, "hubble": {"enabled": True, "ownership": "own"}},
+     "variant noop"),
 ])
 def test_hub_02_refuses_hubble_without_cozystack_cilium(check, part: dict[str, Any], reason: str) -> None:
     findings = check(overlay(part), "HUB-02")
@@ -366,7 +384,7 @@ def test_hub_02_passes_where_the_platform_runs_cilium(check) -> None:
 
 def test_hub_02_render_is_refused_with_nothing_emitted(cluster) -> None:
     with pytest.raises(RenderError) as info:
-        render(cluster(overlay({"platform": {"variant": "isp-hosted"}})))
+        render(cluster(overlay({"platform": {"variant": "isp-hosted", "version": "main-3c780ac"}})))
     assert [f.code for f in info.value.findings if f.severity == ERROR] == ["HUB-02"]
 
 
