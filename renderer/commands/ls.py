@@ -47,7 +47,9 @@ def described(result: RenderResult) -> dict[str, Any]:
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
-            "version": result.plan.facts.version, "gpu": gpu_route(overlay), "hubble": hubble,
+            # what the cluster asks for (an unknown one is its PLT-VERSION error), else the default it runs
+            "version": overlay.get("platform", "version") or result.plan.facts.version, "gpu": gpu_route(overlay),
+            "hubble": hubble,
             "vlans": len(overlay.get("vlans") or [])}
 
 
