@@ -133,3 +133,28 @@ def test_check_chart_helm_without_a_usable_helm_is_plt_helm(broken_fleet: Path, 
                                       terminal=False, cwd=broken_fleet)
     assert (code, out) == (3, b"")
     assert err.decode().count("\n") == 1 and "error[PLT-HELM]" in err.decode() and "is not helm" in err.decode()
+
+
+def test_an_unknown_platform_version_is_plt_version_from_every_command(tmp_path: Path) -> None:
+    """Issue 17 item 5: render, check, cmp generate, ls and effective all refuse v9.9.9 alike."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    cluster = repo / "clusters" / "c1"
+    cluster.mkdir(parents=True)
+    (cluster / "cluster.yaml").write_text("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
+                                          "metadata: {name: c1}\nhost: {os: apt}\n"
+                                          "platform: {variant: isp-full, version: v9.9.9}\n")
+    line = "clusters/c1/cluster.yaml:5:40: error[PLT-VERSION]: platform.version v9.9.9 names no vendored"
+    for args, cwd, code in ((["render", "clusters/c1"], repo, 3), (["check", "clusters/c1"], repo, 1),
+                            (["cmp", "generate"], cluster, 3), (["effective", "clusters/c1", "--helm", "/bin/true"],
+                                                                 repo, 3)):
+        done = _run_with_stderr(args, terminal=False, cwd=cwd)
+        assert done[0] == code and done[1] == b"", (args, done)
+        assert line in done[2].decode(), (args, done[2])
+    listed = subprocess.run([sys.executable, "-m", "renderer", "ls", ".", "-o", "json"], cwd=repo,
+                            capture_output=True, text=True, check=False,
+                            env={"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin"})
+    (row,) = json.loads(listed.stdout)["clusters"]
+    assert (row["version"], row["errors"]) == ("v9.9.9", 1)
