@@ -110,15 +110,40 @@ def run(path: Path, options: Options | None = None, *, all_clusters: bool = Fals
     """
     options = options or Options()
     paths = cluster_paths(path, all_clusters)
-    jobs = min(options.jobs, len(paths) // _PER_WORKER) if keep is not None and _can_fork() else 1
-    done = _parallel(paths, options, keep, jobs) if jobs > 1 else \
-        (run_cluster(p, options, keep) for p in batch.clusters(paths))  # the collector paused between
     clusters = []
-    for cluster in done:
-        clusters.append(cluster)
-        if observer is not None:
-            observer(cluster)
+    for chunk in _chunks(paths, options):
+        jobs = min(options.jobs, len(chunk) // _PER_WORKER) if keep is not None and _can_fork() else 1
+        done = _parallel(chunk, options, keep, jobs) if jobs > 1 else \
+            (run_cluster(p, options, keep) for p in batch.clusters(chunk))  # the collector paused between
+        for cluster in done:
+            clusters.append(cluster)
+            if observer is not None:
+                observer(cluster)
     return Run(clusters, options)
+
+
+def _chunks(paths: list[Path], options: Options) -> Iterator[list[Path]]:
+    """The clusters in one piece, or, when the real chart judges a fleet, in pieces whose platform
+    renders are made ahead, many clusters to a helm process (``chart_check.prefetch``)."""
+    chart = options.chart
+    if chart is None or chart.mode != "helm" or chart.helm is None or len(paths) < 2:
+        yield paths
+        return
+    from renderer.effective.chart_check import MEMO_SIZE, prefetch
+
+    for start in range(0, len(paths), MEMO_SIZE):
+        chunk = paths[start:start + MEMO_SIZE]
+        emitted = []
+        for cluster_path in batch.clusters(chunk):
+            try:
+                refuse_tree(cluster_path)
+                overlay = load_overlay(cluster_path, options.root, extra_vars=options.extra_vars)
+                emitted.append(emit(resolve(overlay, Variants(options.variants))))
+            except RenderError:
+                continue  # refused before a chart render: run_cluster reports it
+        prefetch(chart.helm, emitted)
+        del emitted
+        yield chunk
 
 
 def run_cluster(path: Path, options: Options, keep: Keep | None = None) -> ClusterRun:

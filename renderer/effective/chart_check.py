@@ -47,7 +47,7 @@ def platform_view(result: Any, helm: str | None = None, chart: Path | None = Non
     version = facts.version
     folder = chart_dir(version, chart)
     variant, values, platform = platform_inputs(result)
-    rendered = render_platform(helm, folder, variant, values)
+    rendered = _rendered(helm, folder, variant, values, render_platform)
     if rendered.failure is not None:
         failure = rendered.failure
         if any(problem.message in failure.message for problem in facts.chart_problems):
@@ -103,3 +103,65 @@ def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None
     if path:
         return platform.locate(_VALUES + path, result.overlay)
     return platform.locate(("spec", "variant"), result.overlay)
+
+
+# One `helm template` per distinct input in a process, and a fleet's inputs rendered many to a helm
+# process ahead of its rules (``prefetch``): helm's output is a pure function of the binary, the chart
+# and the values (offline, `lookup` finds nothing), so a memoised or batched render is the render
+# (tests/effective/test_batch_helm.py checks both against one helm run per cluster). Only what
+# ``platform_view`` reads is kept: each Package's name, variant and components.
+MEMO_SIZE = 512
+_memo: dict[tuple[str, str, str, str], Any] = {}
+
+
+def _key(helm: str, folder: Path, variant: str, values: Any) -> tuple[str, str, str, str]:
+    import json
+
+    return (helm, str(folder), variant, json.dumps(values, sort_keys=True, default=str))
+
+
+def _compact(rendered: Any) -> Any:
+    from renderer.effective.helm import ChartRender
+
+    if rendered.failure is not None:
+        return rendered
+    kept = [{"kind": "Package", "metadata": {"name": doc["metadata"]["name"]},
+             "spec": {k: v for k, v in (doc.get("spec") or {}).items() if k in ("variant", "components")}}
+            for doc in rendered.documents if doc.get("kind") == "Package"]
+    return ChartRender(kept, None)
+
+
+def _remember(key: tuple[str, str, str, str], rendered: Any) -> None:
+    if len(_memo) >= MEMO_SIZE:
+        _memo.pop(next(iter(_memo)))
+    _memo[key] = _compact(rendered)
+
+
+def _rendered(helm: str, folder: Path, variant: str, values: Any, render: Any) -> Any:
+    key = _key(helm, folder, variant, values)
+    if key not in _memo:
+        _remember(key, render(helm, folder, variant, values))
+    return _memo[key]
+
+
+def prefetch(helm: str, results: list[Any]) -> None:
+    """Render the platform chart for every result not yet rendered, ``helm.BATCH`` clusters to a helm
+    process (``render_platform_many``), so the check that follows finds each one ready."""
+    from renderer.effective.helm import render_platform_many
+    from renderer.effective.packages import platform_inputs
+    from renderer.platform_chart import chart_dir, version_known
+
+    wanted: dict[str, dict[tuple[str, str, str, str], tuple[str, Any]]] = {}
+    for result in results[:MEMO_SIZE]:
+        version = result.plan.facts.version
+        if not version_known(version):
+            continue  # PLT-VERSION: no chart to render
+        folder = chart_dir(version, None)
+        variant, values, _ = platform_inputs(result)
+        key = _key(helm, folder, variant, values)
+        if key not in _memo:
+            wanted.setdefault(str(folder), {})[key] = (variant, values)
+    for chart, inputs in wanted.items():
+        keys = list(inputs)
+        for key, rendered in zip(keys, render_platform_many(helm, Path(chart), list(inputs.values())), strict=True):
+            _remember(key, rendered)

@@ -149,6 +149,14 @@ def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, 
              extra_args: list[str] | None = None) -> ChartRender:
     """Run ``helm template`` once. ``values`` (the platform Package's values) go last, as JSON so
     their types reach Helm exactly (JSON is YAML)."""
+    done = _helm_template(helm, chart, value_files, values, extra_args)
+    if done.returncode != 0:
+        return ChartRender([], parse_failure(done.stderr))
+    return ChartRender(parse_documents(done.stdout), None)
+
+
+def _helm_template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None,
+                   extra_args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory(prefix="cozy-render-values-") as tmp:
         args = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE]
         for file in value_files:
@@ -161,10 +169,7 @@ def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, 
         env = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
         env.update(HELM_CACHE_HOME=str(Path(tmp) / "cache"), HELM_CONFIG_HOME=str(Path(tmp) / "config"),
                    HELM_DATA_HOME=str(Path(tmp) / "data"))
-        done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, env=env, check=False)
-    if done.returncode != 0:
-        return ChartRender([], parse_failure(done.stderr))
-    return ChartRender(parse_documents(done.stdout), None)
+        return subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, env=env, check=False)
 
 
 def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]) -> ChartRender:
@@ -203,3 +208,86 @@ def helm_version(helm: str) -> str:
     done = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=TIMEOUT_SECONDS,
                           check=False)
     return done.stdout.strip()
+
+
+# --- many clusters in one helm process ---------------------------------------------------------------
+
+BATCH = 40  # clusters per `helm template` (each a subchart of one umbrella chart)
+_SOURCE = re.compile(r"^# Source: umbrella/charts/c(\d+)/", re.M)
+_IN_SUBCHART = re.compile(r"umbrella/charts/c(\d+)/")
+
+
+def _merge_maps(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Helm's ``-f a -f b`` merge (pkg/cli/values ``mergeMaps``): maps merge key by key, anything else
+    from ``b`` replaces, ``null`` included (the chart's coalesce then deletes those keys), so the
+    merged map coalesced under a subchart gives what the separate files gave."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge_maps(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _values_file(path: Path) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=False)
+    yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
+    loaded = yaml.load(path.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[str, Any]]]) -> list[ChartRender]:
+    """``render_platform`` for each (variant, values) of ``inputs``, ``BATCH`` at a time in one helm
+    process: an umbrella chart holding one copy of the offline chart per cluster (subcharts c0..cN),
+    each given that cluster's values files merged as ``-f`` merges them. A batch the chart fails on
+    is split: the failing cluster is rendered on its own (so its failure is helm's own message for
+    it) and the rest again. tests/effective/test_batch_helm.py proves equal to one run per cluster."""
+    out: list[ChartRender] = []
+    with offline_chart(chart) as copy:
+        for start in range(0, len(inputs), BATCH):
+            out += _batch(helm, copy, inputs[start:start + BATCH])
+    return out
+
+
+def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]]) -> list[ChartRender]:
+    if len(inputs) == 1:
+        variant, values = inputs[0]
+        return [template(helm, copy, values_files(copy, variant), values)]
+    defaults = _values_file(copy / "values.yaml")
+    with tempfile.TemporaryDirectory(prefix="cozy-render-umbrella-") as tmp:
+        umbrella = Path(tmp) / "umbrella"
+        (umbrella / "charts").mkdir(parents=True)
+        (umbrella / "Chart.yaml").write_text("apiVersion: v2\nname: umbrella\nversion: 0.0.0\n", encoding="utf-8")
+        parent: dict[str, Any] = {}
+        chart_yaml = (copy / "Chart.yaml").read_text(encoding="utf-8")
+        for index, (variant, values) in enumerate(inputs):
+            sub = umbrella / "charts" / f"c{index}"
+            shutil.copytree(copy, sub)
+            (sub / "Chart.yaml").write_text(re.sub(r"(?m)^name: .*$", f"name: c{index}", chart_yaml), encoding="utf-8")
+            merged = defaults
+            for extra in values_files(copy, variant)[1:]:
+                merged = _merge_maps(merged, _values_file(extra))
+            parent[f"c{index}"] = _merge_maps(merged, values)
+        done = _helm_template(helm, umbrella, [], parent)
+    if done.returncode == 0:
+        return _split(done.stdout, len(inputs))
+    failed = _IN_SUBCHART.search(parse_failure(done.stderr).raw)
+    if failed is None or int(failed.group(1)) >= len(inputs):
+        return [r for item in inputs for r in _batch(helm, copy, [item])]  # cannot tell who: one by one
+    index = int(failed.group(1))
+    before = _batch(helm, copy, inputs[:index]) if index else []
+    after = _batch(helm, copy, inputs[index + 1:]) if index + 1 < len(inputs) else []
+    return before + _batch(helm, copy, [inputs[index]]) + after
+
+
+def _split(stdout: str, count: int) -> list[ChartRender]:
+    """The umbrella's documents back to their clusters, in order, by their ``# Source:`` lines."""
+    texts: list[list[str]] = [[] for _ in range(count)]
+    for document in re.split(r"(?m)^---\n", stdout):
+        found = _SOURCE.search(document)
+        if found is not None:
+            texts[int(found.group(1))].append(document)
+    return [ChartRender(parse_documents("---\n" + "---\n".join(parts)) if parts else [], None) for parts in texts]

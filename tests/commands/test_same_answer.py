@@ -103,7 +103,7 @@ def test_ls(broken_fleet: Path, fmt: str) -> None:
         assert rows["vlan-apt-01"]["errors"] == 1 and rows["vgpu-apt-01"]["errors"] >= 1
 
 
-def test_check_chart_helm_runs_it_once_per_cluster_whoever_watches(broken_fleet: Path, tmp_path: Path) -> None:
+def test_check_chart_helm_runs_it_the_same_whoever_watches(broken_fleet: Path, tmp_path: Path) -> None:
     real = shutil.which("helm") or shutil.which("helm", path=str(Path(__file__).parents[2] / ".ci" / "bin"))
     if real is None:
         pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests)")
@@ -118,8 +118,9 @@ def test_check_chart_helm_runs_it_once_per_cluster_whoever_watches(broken_fleet:
         code, _, err = _run_with_stderr(["check", ".", "--all", "--chart", "helm", "--helm", str(logging_helm), "-v"],
                                         terminal=terminal, cwd=broken_fleet)
         runs = log.read_text().split()
-        # one `helm version` for the run, one `helm template` per cluster that rendered (6 of 7)
-        assert runs.count("version") == 1 and runs.count("template") == 6, runs
+        # one `helm version` for the run; the 6 clusters that rendered share one `helm template` (the
+        # fleet is batched, issue 24: tests/effective/test_batch_helm.py proves it equal to one run each)
+        assert runs.count("version") == 1 and runs.count("template") == 1, runs
         assert b"platform chart: helm v3." in err
         answers.append((code, _findings(err)))
     assert answers[0] == answers[1]
