@@ -5,7 +5,7 @@ For the richest sample (isp-full-generic, Hubble) this times, interleaved, whole
 - `helm template` of the offline-safe chart copy with the cluster's layered values (the floor: what
   one real chart render costs);
 - `cozy-render effective <sample> -o json` (render + one helm run + merge);
-- `cozy-render check <sample>` with helm on PATH (rules + the chart check) and without (rules only):
+- `cozy-render check <sample>` with `--chart helm` (rules + the chart check) and `--chart model` (rules only):
   their difference is what asking the chart adds to `check`;
 - `cozy-render render <sample>` (helm-free; the generated catalogue is loaded on this path).
 
@@ -77,8 +77,9 @@ def main() -> int:
         commands = {
             "helm template (alone)": (helm_cmd, ENV),
             "cozy-render effective -o json": ([cozy, "effective", str(SAMPLE), "-o", "json"], with_helm),
-            "cozy-render check (with helm)": ([cozy, "check", str(SAMPLE)], with_helm),
-            "cozy-render check (no helm)": ([cozy, "check", str(SAMPLE)], without_helm),
+            "cozy-render check (with helm)": ([cozy, "check", str(SAMPLE), "--chart", "helm", "--helm", args.helm],
+                                              with_helm),
+            "cozy-render check (no helm)": ([cozy, "check", str(SAMPLE), "--chart", "model"], without_helm),
             "cozy-render render": ([cozy, "render", str(SAMPLE)], without_helm),
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}

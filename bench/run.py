@@ -91,7 +91,10 @@ def main() -> None:
         # bench_effective needs helm (PATH, or .ci/bin where .ci/run puts it); it says so when absent.
         effective_options = ["--runs", "5" if args.quick else "15", *(["--helm", proc.HELM] if proc.HELM else [])]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
-                                ("bench_diff.py", diff_options), ("bench_effective.py", effective_options)):
+                                ("bench_diff.py", diff_options), ("bench_effective.py", effective_options),
+                                ("bench_chart_fleet.py", ["--runs", "1" if args.quick else "3",
+                                                          *(["--sizes", "100"] if args.quick else []),
+                                                          *(["--helm", proc.HELM] if proc.HELM else [])])):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""

@@ -141,7 +141,7 @@ def _chunks(paths: list[Path], options: Options) -> Iterator[list[Path]]:
                 emitted.append(emit(resolve(overlay, Variants(options.variants))))
             except RenderError:
                 continue  # refused before a chart render: run_cluster reports it
-        prefetch(chart.helm, emitted)
+        prefetch(chart.helm, emitted, options.jobs)
         del emitted
         yield chunk
 

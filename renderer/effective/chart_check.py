@@ -144,7 +144,7 @@ def _rendered(helm: str, folder: Path, variant: str, values: Any, render: Any) -
     return _memo[key]
 
 
-def prefetch(helm: str, results: list[Any]) -> None:
+def prefetch(helm: str, results: list[Any], parallel: int = 1) -> None:
     """Render the platform chart for every result not yet rendered, ``helm.BATCH`` clusters to a helm
     process (``render_platform_many``), so the check that follows finds each one ready."""
     from renderer.effective.helm import render_platform_many
@@ -162,6 +162,6 @@ def prefetch(helm: str, results: list[Any]) -> None:
         if key not in _memo:
             wanted.setdefault(str(folder), {})[key] = (variant, values)
     for chart, inputs in wanted.items():
-        keys = list(inputs)
-        for key, rendered in zip(keys, render_platform_many(helm, Path(chart), list(inputs.values())), strict=True):
+        renders = render_platform_many(helm, Path(chart), list(inputs.values()), parallel)
+        for key, rendered in zip(list(inputs), renders, strict=True):
             _remember(key, rendered)

@@ -239,17 +239,23 @@ def _values_file(path: Path) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[str, Any]]]) -> list[ChartRender]:
+def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[str, Any]]],
+                         parallel: int = 1) -> list[ChartRender]:
     """``render_platform`` for each (variant, values) of ``inputs``, ``BATCH`` at a time in one helm
     process: an umbrella chart holding one copy of the offline chart per cluster (subcharts c0..cN),
     each given that cluster's values files merged as ``-f`` merges them. A batch the chart fails on
     is split: the failing cluster is rendered on its own (so its failure is helm's own message for
-    it) and the rest again. tests/effective/test_batch_helm.py proves equal to one run per cluster."""
-    out: list[ChartRender] = []
+    it) and the rest again; ``parallel`` batches run at once. tests/effective/test_batch_helm.py proves
+    this equal to one run per cluster."""
+    batches = [inputs[start:start + BATCH] for start in range(0, len(inputs), BATCH)]
     with offline_chart(chart) as copy:
-        for start in range(0, len(inputs), BATCH):
-            out += _batch(helm, copy, inputs[start:start + BATCH])
-    return out
+        if parallel <= 1 or len(batches) == 1:
+            return [r for group in batches for r in _batch(helm, copy, group)]
+        from concurrent.futures import ThreadPoolExecutor
+
+        # helm processes side by side, up to ``parallel`` (the run's --jobs); results in input order
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            return [r for rendered in pool.map(lambda group: _batch(helm, copy, group), batches) for r in rendered]
 
 
 def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]]) -> list[ChartRender]:
