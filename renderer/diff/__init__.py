@@ -54,10 +54,12 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if request.snapshot is None and request.against is None:
         _require_client()
     from renderer.diff import report
+    from renderer.diff.live import Deadline
 
+    deadline = Deadline(request.timeout)  # one deadline for the whole diff: render, every cluster, every request
     clusters = _render(request)
     jobs = [_job(request, result) for result in clusters]
-    outcomes, failures = _run_jobs(request, jobs, err)
+    outcomes, failures = _run_jobs(request, jobs, err, deadline)
     if failures and not outcomes:
         raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
     findings = [f for o in outcomes for f in o.findings]
@@ -322,7 +324,8 @@ def _describe(source: Any) -> str:
 GRACE_FRACTION, GRACE_MAX = 0.05, 0.5
 
 
-def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list[Any], list[Finding]]:
+def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any = None) -> \
+        tuple[list[Any], list[Finding]]:
     """Clusters at most ``concurrency`` at a time, each in a daemon thread so that a request stuck
     past the deadline cannot keep the process alive; results in cluster order. One deadline covers the
     whole diff (every cluster, request and retry); at the deadline, helper processes the jobs started
@@ -341,7 +344,7 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
             except RenderError as exc:
                 errors[i] = exc.findings
         return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
-    deadline = Deadline(request.timeout)
+    deadline = deadline if deadline is not None else Deadline(request.timeout)
     progress = _Progress(err, len(jobs))
     slots = threading.Semaphore(request.concurrency)
     lock = threading.Lock()
