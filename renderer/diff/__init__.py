@@ -56,7 +56,8 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     from renderer.diff import report
     from renderer.diff.live import Deadline
 
-    deadline = Deadline(request.timeout)  # one deadline for the whole diff: render, every cluster, every request
+    # One deadline for the whole diff: start-up, render, every cluster and request.
+    deadline = Deadline(request.timeout, since_process_start=_is_the_command())
     clusters = _render(request)
     jobs = [_job(request, result) for result in clusters]
     outcomes, failures = _run_jobs(request, jobs, err, deadline)
@@ -86,6 +87,14 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if different and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _is_the_command() -> bool:
+    """Whether this process is the cozy-render command itself (not a test or a library caller, whose
+    process started long before the diff)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return Path(sys.argv[0]).name == "cozy-render" or getattr(spec, "name", "") == "renderer.__main__"
 
 
 def _check_usage(request: DiffRequest) -> None:

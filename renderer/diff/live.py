@@ -304,12 +304,25 @@ BACKOFF = 0.2  # seconds, doubled per attempt
 
 
 class Deadline:
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, since_process_start: bool = False) -> None:
         self.seconds = seconds
-        self.end = time.monotonic() + seconds
+        self.end = time.monotonic() + seconds - (_process_age() if since_process_start else 0.0)
 
     def remaining(self) -> float:
         return self.end - time.monotonic()
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``; elsewhere 0): the interpreter's start-up
+    and imports count against ``--timeout`` too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            started = int(handle.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, min(uptime - started, 60.0))
 
 
 def kubeconfig_path(explicit: Path | None) -> str | None:
