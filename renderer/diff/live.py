@@ -784,9 +784,11 @@ class ClusterSource:
 
         everything = [o for found in self._parallel(one, [chosen[k] for k in sorted(chosen)]) for o in found]
         labelled = [o for o in everything if _labels(o).get(CLUSTER_LABEL) == cluster]
-        others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in everything} - {cluster})
+        # Objects a controller made (ownerReferences) may carry copied labels; what we apply does not.
+        applied = [o for o in everything if not (o.get("metadata") or {}).get("ownerReferences")]
+        others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in applied} - {cluster})
         if others:
-            example = next(o for o in everything if _labels(o).get(CLUSTER_LABEL) != cluster)
+            example = next(o for o in applied if _labels(o).get(CLUSTER_LABEL) != cluster)
             raise _error("DIFF-CONTEXT", f"{cluster}: {self.where} ({self.host}) holds objects of cluster "
                          f"{', '.join(others)} ({ref(key_of(example))} is labelled "
                          f"{CLUSTER_LABEL}={_labels(example).get(CLUSTER_LABEL)}), not {cluster}: the wrong "
