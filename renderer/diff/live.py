@@ -514,6 +514,7 @@ class ClusterSource:
             raise _classify_protocol(exc) from None
         except u3.HTTPError as exc:
             raise _Fault(_short(str(exc)), True) from None
+        complete = False
         try:
             declared = response.headers.get("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > limits.MAX_RESPONSE_BYTES:
@@ -536,9 +537,13 @@ class ClusterSource:
                 raise _classify_protocol(exc) from None
             except OSError as exc:
                 raise _Fault(_short(str(exc)), True) from None
+            complete = True
             return response.status, bytes(data)
         finally:
-            response.release_conn() if response.status < 400 else response.close()
+            if complete:
+                response.release_conn()  # read to the end: the connection can serve the next request
+            else:
+                response.close()  # unread bytes stay on it: never hand it back to the pool
 
     def _request(self, what: str, method: str, path: str, query: list[tuple[str, str]] | None = None,
                  body: bytes | None = None, content_type: str | None = None, *, missing_ok: bool = False,
