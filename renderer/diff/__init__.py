@@ -113,6 +113,8 @@ def _check_usage(request: DiffRequest) -> None:
         problems.append("--effective compares with the live Packages; a rendered folder has only cozy-render's")
     if (request.helm is not None or request.platform_chart is not None) and not request.effective:
         problems.append("--helm and --platform-chart choose the chart --effective renders; give --effective")
+    if request.delivery not in ("argocd", "flux"):
+        problems.append(f"--delivery must be argocd or flux, not {request.delivery!r}")
     if request.concurrency < 1:
         problems.append("--concurrency must be at least 1")
     if request.timeout <= 0:
