@@ -233,11 +233,13 @@ def main() -> None:
         parser_name = "json.loads" if fmt == "json" else "PyYAML CSafeLoader"
         lines.append(f"- parsing the {sizes[-1]:,}-object {fmt} snapshot alone ({parser_name}, median of 3): "
                      f"{seconds:.2f} s")
-    lines.append("- Objects are compared with `==` after normalisation; deepdiff runs only for `-o json` output and "
-                 "only on the objects that differ, so what is left is rendering and reading the live state. A YAML "
-                 "snapshot pays PyYAML's libyaml parser, whose events and nodes are built as Python objects (two "
-                 "parser processes in parallel were no faster here); take big snapshots with `kubectl get -o json`. "
-                 "`api` includes importing the kubernetes client, and the fake shares the CPUs with the diff.")
+    lines.append("- Objects are compared with `==` after normalisation; the changed paths of `-o json` are "
+                 "walked only on the objects that differ, so what is left is rendering and reading the live "
+                 "state. A YAML snapshot pays PyYAML's libyaml parser, whose events and nodes are built as Python "
+                 "objects (two parser processes in parallel were no faster here); take big snapshots "
+                 "with `kubectl get -o json`. "
+                 "`api` includes importing the kubernetes client's loader and discovery plus a labelled list of every "
+                 "kind the fake serves, and the fake shares the CPUs with the diff.")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:

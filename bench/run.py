@@ -11,7 +11,9 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
    interpreter, which needs the test extra for the jsonschema baseline; median of 10);
 4. ``bench_diff.py``: `diff --snapshot` of 1,000 and 10,000 objects against the bare interpreter (in
    this process's interpreter too: it needs the diff extras);
-5. ``bench_effective.py``: `effective` and `check` with helm against `helm template` alone (needs helm:
+5. ``bench_diff_live.py``: live `diff` and `diff --server-side` of gpu-apt-01 side by side with
+   `kubectl diff --server-side` on the tests' API fake, request counts, the `--timeout` overshoot;
+6. ``bench_effective.py``: `effective` and `check` with helm against `helm template` alone (needs helm:
    PATH or ``.ci/bin``).
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
@@ -91,7 +93,9 @@ def main() -> None:
         # bench_effective needs helm (PATH, or .ci/bin where .ci/run puts it); it says so when absent.
         effective_options = ["--runs", "5" if args.quick else "15", *(["--helm", proc.HELM] if proc.HELM else [])]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
-                                ("bench_diff.py", diff_options), ("bench_effective.py", effective_options),
+                                ("bench_diff.py", diff_options),
+                                ("bench_diff_live.py", ["--runs", "2" if args.quick else "5"]),
+                                ("bench_effective.py", effective_options),
                                 ("bench_chart_fleet.py", ["--runs", "1" if args.quick else "3",
                                                           *(["--sizes", "100"] if args.quick else []),
                                                           *(["--helm", proc.HELM] if proc.HELM else [])])):

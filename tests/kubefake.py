@@ -328,6 +328,7 @@ class KubeFake:
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.token: str | None = None
+        self.canned: dict[str, bytes] = {}  # path -> the exact body to answer a GET with (fuzzing)
         self.gauge: Gauge | None = None  # shared between fakes: how many requests are in flight at once
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -561,6 +562,14 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
                 fake.requests.append((method, path, query))
             if fake.token is not None and self.headers.get("Authorization") != f"Bearer {fake.token}":
                 return self._error(401, "Unauthorized")
+            if method == "GET" and path in fake.canned:
+                data = fake.canned[path]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return None
             fault = fake.fault_for(method, path)
             if fault is not None and fault.kind == "slow":
                 time.sleep(fault.value)

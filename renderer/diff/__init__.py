@@ -54,10 +54,13 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if request.snapshot is None and request.against is None:
         _require_client()
     from renderer.diff import report
+    from renderer.diff.live import Deadline
 
+    # One deadline for the whole diff: start-up, render, every cluster and request.
+    deadline = Deadline(request.timeout, since_process_start=_is_the_command())
     clusters = _render(request)
     jobs = [_job(request, result) for result in clusters]
-    outcomes, failures = _run_jobs(request, jobs, err)
+    outcomes, failures = _run_jobs(request, jobs, err, deadline)
     if failures and not outcomes:
         raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
     findings = [f for o in outcomes for f in o.findings]
@@ -86,6 +89,14 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     return EXIT_OK
 
 
+def _is_the_command() -> bool:
+    """Whether this process is the cozy-render command itself (not a test or a library caller, whose
+    process started long before the diff)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return Path(sys.argv[0]).name == "cozy-render" or getattr(spec, "name", "") == "renderer.__main__"
+
+
 def _check_usage(request: DiffRequest) -> None:
     problems = []
     if request.snapshot is not None and request.against is not None:
@@ -102,6 +113,8 @@ def _check_usage(request: DiffRequest) -> None:
         problems.append("--effective compares with the live Packages; a rendered folder has only cozy-render's")
     if (request.helm is not None or request.platform_chart is not None) and not request.effective:
         problems.append("--helm and --platform-chart choose the chart --effective renders; give --effective")
+    if request.delivery not in ("argocd", "flux"):
+        problems.append(f"--delivery must be argocd or flux, not {request.delivery!r}")
     if request.concurrency < 1:
         problems.append("--concurrency must be at least 1")
     if request.timeout <= 0:
@@ -322,7 +335,8 @@ def _describe(source: Any) -> str:
 GRACE_FRACTION, GRACE_MAX = 0.05, 0.5
 
 
-def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list[Any], list[Finding]]:
+def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any = None) -> \
+        tuple[list[Any], list[Finding]]:
     """Clusters at most ``concurrency`` at a time, each in a daemon thread so that a request stuck
     past the deadline cannot keep the process alive; results in cluster order. One deadline covers the
     whole diff (every cluster, request and retry); at the deadline, helper processes the jobs started
@@ -341,7 +355,7 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO) -> tuple[list
             except RenderError as exc:
                 errors[i] = exc.findings
         return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
-    deadline = Deadline(request.timeout)
+    deadline = deadline if deadline is not None else Deadline(request.timeout)
     progress = _Progress(err, len(jobs))
     slots = threading.Semaphore(request.concurrency)
     lock = threading.Lock()

@@ -304,12 +304,25 @@ BACKOFF = 0.2  # seconds, doubled per attempt
 
 
 class Deadline:
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, since_process_start: bool = False) -> None:
         self.seconds = seconds
-        self.end = time.monotonic() + seconds
+        self.end = time.monotonic() + seconds - (_process_age() if since_process_start else 0.0)
 
     def remaining(self) -> float:
         return self.end - time.monotonic()
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``; elsewhere 0): the interpreter's start-up
+    and imports count against ``--timeout`` too."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            started = int(handle.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, min(uptime - started, 60.0))
 
 
 def kubeconfig_path(explicit: Path | None) -> str | None:
@@ -324,7 +337,7 @@ def kubeconfig_path(explicit: Path | None) -> str | None:
 
 def contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
     """Context names in the kubeconfig and the current one."""
-    from kubernetes import config
+    config, _configuration, _rest = client_parts()
 
     if kubeconfig is None:
         return [], None
@@ -333,6 +346,50 @@ def contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
     except Exception as exc:  # noqa: BLE001 - the client raises bare Exceptions and ConfigExceptions here
         raise _error("DIFF-CLIENT", f"cannot read kubeconfig {kubeconfig}: {exc}") from None
     return [c["name"] for c in found or []], (current or {}).get("name")
+
+
+def client_parts() -> tuple[Any, Any, Any]:
+    """``kubernetes.config``, ``kubernetes.client.configuration`` and ``kubernetes.client.rest``, without
+    the rest of the client (issue 18 item 9: import only what the diff needs). The ``kubernetes`` and
+    ``kubernetes.client`` package ``__init__``s import every API class and ~700 models (seconds of
+    start-up); diff needs the kubeconfig loader (contexts, TLS, tokens, exec plugins), Configuration
+    and the urllib3 pool. The packages are stood in for while those modules load, then removed, so a
+    later ``import kubernetes`` anywhere in the process still runs the real packages (which reuse the
+    modules loaded here)."""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if "kubernetes.client" in sys.modules and hasattr(sys.modules["kubernetes.client"], "ApiClient"):
+        from kubernetes import config
+        from kubernetes.client import configuration, rest
+
+        return config, configuration, rest
+    spec = importlib.util.find_spec("kubernetes")
+    if spec is None or spec.origin is None:
+        raise ImportError("kubernetes")
+    root = Path(spec.origin).parent
+    placed = []
+    for name, folder in (("kubernetes", root), ("kubernetes.client", root / "client"), ("kubernetes.utils",
+                                                                                       root / "utils")):
+        if name not in sys.modules:
+            stand_in = types.ModuleType(name)
+            stand_in.__path__ = [str(folder)]
+            sys.modules[name] = stand_in
+            placed.append(name)
+    try:
+        configuration = importlib.import_module("kubernetes.client.configuration")
+        rest = importlib.import_module("kubernetes.client.rest")
+        client = sys.modules["kubernetes.client"]
+        if "kubernetes.client" in placed:
+            client.Configuration = configuration.Configuration  # type: ignore[attr-defined]
+            client.ApiClient = None  # type: ignore[attr-defined]  # only new_client_from_config uses it
+        config = importlib.import_module("kubernetes.config")
+    finally:
+        for name in placed:
+            sys.modules.pop(name, None)
+    return config, configuration, rest
 
 
 class Resource(NamedTuple):
@@ -379,13 +436,13 @@ class ClusterSource:
 
     def __init__(self, kubeconfig: str | None, context: str | None, deadline: Deadline,
                  field_manager: str = "cozy-render") -> None:
-        from kubernetes import client, config
+        config, configuration_module, rest = client_parts()
 
         self.deadline = deadline
         self.field_manager = field_manager
         self.context = context
         self.requests = 0
-        configuration = client.Configuration()
+        configuration = configuration_module.Configuration()
         try:
             if kubeconfig is None:
                 if not os.environ.get("KUBERNETES_SERVICE_HOST"):
@@ -403,8 +460,8 @@ class ClusterSource:
             raise _error("DIFF-CLIENT", f"cannot load {kubeconfig or 'in-cluster config'}"
                          f"{f' context {context}' if context else ''}: {_first_line(exc)}") from None
         self.host = configuration.host.rstrip("/")
-        self.api = client.ApiClient(configuration)
-        self.pool = self.api.rest_client.pool_manager
+        self.configuration = configuration
+        self.pool = rest.RESTClientObject(configuration).pool_manager  # TLS, client certificates, proxies
         self._lock = threading.Lock()
         self._resources: dict[tuple[str, str], Resource] | None = None
         self._preferred: dict[str, str] = {}  # group -> preferred groupVersion
@@ -427,9 +484,11 @@ class ClusterSource:
         headers = {"Accept": "application/json", "User-Agent": "cozy-render", "Accept-Encoding": "gzip"}
         if content_type:
             headers["Content-Type"] = content_type
-        auth_query: list[tuple[str, str]] = []
-        self.api.update_params_for_auth(headers, auth_query, ["BearerToken"], path, method, None)
-        url = self.host + path + (("?" + urlencode(query + auth_query)) if query or auth_query else "")
+        # The bearer token, refreshed by the kubeconfig's exec plugin or token file when it expires.
+        for setting in self.configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        url = self.host + path + (("?" + urlencode(query)) if query else "")
         remaining = self.deadline.remaining()
         if remaining <= 0:
             raise _Fault("timeout", False, timeout=True)
@@ -455,6 +514,7 @@ class ClusterSource:
             raise _classify_protocol(exc) from None
         except u3.HTTPError as exc:
             raise _Fault(_short(str(exc)), True) from None
+        complete = False
         try:
             declared = response.headers.get("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > limits.MAX_RESPONSE_BYTES:
@@ -477,9 +537,13 @@ class ClusterSource:
                 raise _classify_protocol(exc) from None
             except OSError as exc:
                 raise _Fault(_short(str(exc)), True) from None
+            complete = True
             return response.status, bytes(data)
         finally:
-            response.release_conn() if response.status < 400 else response.close()
+            if complete:
+                response.release_conn()  # read to the end: the connection can serve the next request
+            else:
+                response.close()  # unread bytes stay on it: never hand it back to the pool
 
     def _request(self, what: str, method: str, path: str, query: list[tuple[str, str]] | None = None,
                  body: bytes | None = None, content_type: str | None = None, *, missing_ok: bool = False,
@@ -731,9 +795,11 @@ class ClusterSource:
 
         everything = [o for found in self._parallel(one, [chosen[k] for k in sorted(chosen)]) for o in found]
         labelled = [o for o in everything if _labels(o).get(CLUSTER_LABEL) == cluster]
-        others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in everything} - {cluster})
+        # Objects a controller made (ownerReferences) may carry copied labels; what we apply does not.
+        applied = [o for o in everything if not (o.get("metadata") or {}).get("ownerReferences")]
+        others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in applied} - {cluster})
         if others:
-            example = next(o for o in everything if _labels(o).get(CLUSTER_LABEL) != cluster)
+            example = next(o for o in applied if _labels(o).get(CLUSTER_LABEL) != cluster)
             raise _error("DIFF-CONTEXT", f"{cluster}: {self.where} ({self.host}) holds objects of cluster "
                          f"{', '.join(others)} ({ref(key_of(example))} is labelled "
                          f"{CLUSTER_LABEL}={_labels(example).get(CLUSTER_LABEL)}), not {cluster}: the wrong "
