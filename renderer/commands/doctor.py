@@ -64,18 +64,10 @@ def _require_client() -> None:
 
 
 def _render(request: DoctorRequest) -> list[Any]:
-    from renderer.pipeline import cluster_paths, render
+    from renderer.commands.common import rendered
+    from renderer.pipeline import Options
 
-    paths = cluster_paths(request.path, request.all_clusters)
-    results, failures = [], []
-    for path in paths:
-        try:
-            results.append(render(path, variants=request.variants, root=request.root))
-        except RenderError as exc:
-            failures.extend(exc.findings)
-    if failures:
-        raise RenderError(failures)
-    return results
+    return rendered(request.path, request.all_clusters, Options(request.variants, request.root))
 
 
 def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:

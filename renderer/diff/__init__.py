@@ -144,29 +144,16 @@ def install_hint() -> str:
     return f"{python} -m pip install 'kubernetes>=37'"
 
 
-def _cluster_paths(request: DiffRequest) -> list[Path]:
-    if not request.all_clusters:
-        return [request.path]
-    clusters = request.path / "clusters" if (request.path / "clusters").is_dir() else request.path
-    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
-    if not found:
-        raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
-    return found
-
-
 def _render(request: DiffRequest) -> list[Any]:
-    from renderer.pipeline import render
+    """Every cluster's render through the one composer (``pipeline.run``); refused, with every
+    cluster's findings, when any cluster is."""
+    from renderer.pipeline import Options, run
 
-    results, failures = [], []
-    for path in _cluster_paths(request):
-        try:
-            results.append(render(path, variants=request.variants, root=request.root,
-                                  kubernetes_version=request.kubernetes_version))
-        except RenderError as exc:
-            failures.extend(exc.findings)
-    if failures:
-        raise RenderError(failures)
-    return results
+    options = Options(request.variants, request.root, kubernetes_version=request.kubernetes_version)
+    done = run(request.path, options, all_clusters=request.all_clusters)
+    if done.exit_code:
+        raise RenderError(done.failures(), done.exit_code)
+    return done.results
 
 
 def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:

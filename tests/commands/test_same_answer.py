@@ -159,3 +159,23 @@ def test_an_unknown_platform_version_is_plt_version_from_every_command(tmp_path:
                             env={"PYTHONPATH": str(Path(__file__).parents[2]), "PATH": "/usr/bin:/bin"})
     (row,) = json.loads(listed.stdout)["clusters"]
     assert (row["version"], row["errors"]) == ("v9.9.9", 1)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_diff_all_snapshot(broken_fleet: Path, tmp_path: Path, fmt: str) -> None:
+    snapshot = tmp_path / "live"  # --all: one snapshot per cluster, each an empty cluster
+    snapshot.mkdir()
+    for cluster in (OVERLAYS / "clusters").iterdir():
+        (snapshot / f"{cluster.name}.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    args = ["diff", ".", "--all", "--snapshot", str(snapshot), *(["-o", fmt] if fmt != "text" else [])]
+    piped, watched = _both(args, broken_fleet)
+    assert piped[0] == watched[0] == 3  # the fleet's input error refuses the diff, whoever watches
+    assert piped[1] == watched[1] == b""
+    assert _findings(piped[2]) == _findings(watched[2]) and _findings(piped[2])
+    clean = broken_fleet.parent.parent / "clean"
+    shutil.copytree(OVERLAYS, clean / "overlays")
+    (clean / ".git").mkdir()
+    piped, watched = _both(args, clean / "overlays")
+    # every object is to create; a missing co-managed cozystack.networking is a PLT-11 error (3)
+    assert piped[0] == watched[0] == 3
+    assert piped[1] == watched[1] and piped[1]
