@@ -252,7 +252,8 @@ def test_out_never_replaces_a_folder_it_did_not_write(cli, cluster, tmp_path: Pa
     code, stdout, err = cli("node-config", str(path), "--out", str(target))
     assert code == 3 and stdout == "", err
     assert "error[OUT-UNSAFE]" in err or "error[OUT-OWNED]" in err
-    assert len(err.strip().splitlines()) == 1, err
+    # One refusal line (the render's own warnings, e.g. NET-07 on the default v1.6.2, may precede it).
+    assert len([line for line in err.strip().splitlines() if "error[" in line]) == 1, err
     assert _tree(tmp_path) == before
 
 
