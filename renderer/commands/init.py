@@ -113,27 +113,30 @@ def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
     return vlan_id, found.group(2), [n for n in found.group(3).split(",") if n]
 
 
-def schema_reference(root: Path, cluster_dir: Path) -> str:
-    """What the new file's modeline points at: a layer schema committed in the tree
-    (``.cozy/overlay-layer.schema.json``, docs/getting-started.md) or, in a checkout of cozy-render,
-    the shipped file, by a relative path; else the schema's ``$id`` (for a schema store)."""
+SCHEMA_IN_TREE = Path(".cozy") / "overlay-layer.schema.json"
+
+
+def schema_reference(root: Path, cluster_dir: Path) -> tuple[str, Path | None]:
+    """What the new file's modeline points at, by a relative path that resolves: the layer schema
+    committed in the tree (``.cozy/overlay-layer.schema.json`` in the overlay tree or at the Git root,
+    docs/getting-started.md); else the file init writes there (returned second, to be written). Never
+    the schema's ``$id`` (no server answers it) nor the installed package (a virtual environment's
+    path is no one else's)."""
     from renderer.load.overlay import find_root
-    from renderer.load.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
 
     repo = find_root(cluster_dir / "cluster.yaml").resolve()
-    for candidate in (root / ".cozy" / "overlay-layer.schema.json", LAYER_SCHEMA_FILE):
+    for candidate in (root / SCHEMA_IN_TREE, repo / SCHEMA_IN_TREE):
         candidate = candidate.resolve()
         if candidate.is_file() and candidate.is_relative_to(repo):
-            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/")
-    return LAYER_ID
+            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/"), None
+    target = root.resolve() / SCHEMA_IN_TREE
+    return os.path.relpath(target, cluster_dir.resolve()).replace(os.sep, "/"), target
 
 
-def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
+def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str) -> str:
     """The commented cluster file."""
-    from renderer.load.overlay_schema import LAYER_ID
-
     lines = [
-        f"# yaml-language-server: $schema={schema or LAYER_ID}",
+        f"# yaml-language-server: $schema={schema}",
         f"# Cluster {req.name}: written by `cozy-render init`; edit freely (docs/overlay-reference.md).",
         "apiVersion: render.cozystack.io/v1alpha1",
         "kind: ClusterOverlay",
@@ -209,10 +212,18 @@ def run(req: InitRequest) -> int:
     base_file, base = find_base(root, req.os)
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = cluster_yaml(req, inherits, base, schema_reference(root, target.parent))
+    schema, schema_file = schema_reference(root, target.parent)
+    text = cluster_yaml(req, inherits, base, schema)
     with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even racing another init
         handle.write(text)
     sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")
+    if schema_file is not None:
+        from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
+
+        schema_file.parent.mkdir(exist_ok=True)
+        schema_file.write_bytes(LAYER_SCHEMA_FILE.read_bytes())
+        sys.stderr.write(f"wrote {display_path(schema_file)} (the editor schema the modeline names; commit it, "
+                         "refresh with cozy-render schema overlay --layer)\n")
     result = render(target.parent, root=req.root, refuse=False)
     errors = [f for f in result.findings if f.severity == ERROR]
     warnings = [f for f in result.findings if f.severity == WARNING]
