@@ -212,6 +212,16 @@ def schema_overlay(layer: bool) -> int:
     return command.overlay_schema(layer)
 
 
+@schema.command("output")
+@click.argument("name", type=click.Choice(["check", "diff", "effective", "explain", "inputs", "ls", "render", "rules"]))
+@runs
+def schema_output(name: str) -> int:
+    """The JSON Schema of NAME's -o json output (versioned by its apiVersion; CHANGELOG.md)."""
+    from renderer.commands import schemas as command
+
+    return command.output_schema(name)
+
+
 def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     from renderer.check.schemas.catalog import DEFAULT_KUBERNETES_VERSION, normalize_kubernetes_version
 
@@ -455,6 +465,7 @@ EXAMPLES: dict[str, list[str]] = {
                "cozy-render schema export schemas/"],
     "schema overlay": ["cozy-render schema overlay --layer > .cozy/overlay-layer.schema.json"],
     "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
+    "schema output": ["cozy-render schema output check > check.schema.json"],
     "schemas": ["cozy-render schema export schemas/"],
     "schemas export": ["cozy-render schema export schemas/"],
     "node-config": ["cozy-render node-config overlays/clusters/vlan-apt-01",

@@ -49,6 +49,16 @@ def _overlay_reference() -> tuple[Files, Owned]:
     return {REFERENCE_PAGE: markdown().encode()}, ()
 
 
+def _published_output_schemas() -> tuple[Files, Owned]:
+    """The JSON outputs' schemas (hand-written, shipped in renderer/data/output-schemas/) at the stable
+    repository path schemas/output/."""
+    from renderer.commands.schemas import OUTPUT_SCHEMAS
+    from renderer.load.overlay_schema import PUBLISHED
+
+    return ({PUBLISHED / "output" / p.name: p.read_bytes() for p in sorted(OUTPUT_SCHEMAS.glob("*.schema.json"))},
+            ((PUBLISHED / "output", "*.json"),))
+
+
 def _output_schemas() -> tuple[Files, Owned]:
     from renderer.check.schemas.build import OWNED, expected_files
 
@@ -72,6 +82,7 @@ GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "overlay validator": _overlay_validator,
     "overlay schemas": _overlay_schemas,
     "overlay reference": _overlay_reference,
+    "JSON output schemas": _published_output_schemas,
     "output schemas": _output_schemas,
     "platform chart catalogues": _platform_catalogues,
     "rules page": _rules_page,

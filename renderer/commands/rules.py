@@ -19,7 +19,7 @@ def run(req: RulesRequest) -> int:
         if chosen == [None]:
             raise RenderError([Finding("CLI-RULES", f"no rule {req.code}; `cozy-render rules` lists them")],
                               EXIT_INPUT)
-        sys.stdout.write(json.dumps({"rules": [
+        sys.stdout.write(json.dumps({"apiVersion": "cozy-render/v1", "kind": "Rules", "rules": [
             {"id": e.id, "severity": e.severity, "family": e.family, "summary": e.summary,
              "explanation": explanation_text(e), "sources": list(e.sources)} for e in chosen if e is not None]},
             indent=2) + "\n")

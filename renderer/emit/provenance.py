@@ -55,7 +55,7 @@ class Step(NamedTuple):
             out["file"] = self.location.path
             if self.location.line:
                 out["line"] = self.location.line
-                out["col"] = self.location.col
+                out["column"] = self.location.col
         return out
 
 
