@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from renderer.codes import Code
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, Finding, Location, RenderError
+from renderer.errors import (
+    ERROR,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    WARNING,
+    Finding,
+    Location,
+    RenderError,
+)
 from renderer.requests import InitRequest
 
 OS_CHOICES = ("apt", "talos")
@@ -31,12 +41,17 @@ CODES: list[Code] = [
          "The name is not a DNS label, the cluster file already exists (init never overwrites), a --vlan is not "
          "ID:UPLINK:NAMESPACE[,NAMESPACE...], the combination is one Cozystack refuses (vGPU on Talos, GPU-05), "
          "or no overlay tree (a folder holding clusters/ or base/) was found.",
-         "issue 14: init; reference rule GPU-05"),
+         "README, Commands (cozy-render init); rule GPU-05"),
 ]
 
 
-def _refuse(message: str, where: str = "") -> RenderError:
-    return RenderError([Finding("CLI-INIT", message, Location(where) if where else None)])
+def _refuse(message: str, where: str = "", exit_code: int = EXIT_INPUT) -> RenderError:
+    return RenderError([Finding("CLI-INIT", message, Location(where) if where else None)], exit_code)
+
+
+def _usage(message: str) -> RenderError:
+    """A bad argument or option (the name, a --vlan, a combination Cozystack refuses): exit 2, as Click's."""
+    return _refuse(message, exit_code=EXIT_USAGE)
 
 
 def tree_root(root: Path | None) -> Path:
@@ -106,10 +121,10 @@ def find_base(root: Path, host_os: str) -> tuple[Path | None, dict[str, Any]]:
 def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
     found = _VLAN.match(raw)
     if not found:
-        raise _refuse(f"--vlan {raw!r} must be ID:UPLINK:NAMESPACE[,NAMESPACE...] (e.g. 100:eno2:tenant-example)")
+        raise _usage(f"--vlan {raw!r} must be ID:UPLINK:NAMESPACE[,NAMESPACE...] (e.g. 100:eno2:tenant-example)")
     vlan_id = int(found.group(1))
     if not 1 <= vlan_id <= 4094:
-        raise _refuse(f"--vlan {raw!r}: VLAN id must be 1-4094 (NET-11)")
+        raise _usage(f"--vlan {raw!r}: VLAN id must be 1-4094 (NET-11)")
     return vlan_id, found.group(2), [n for n in found.group(3).split(",") if n]
 
 
@@ -199,9 +214,9 @@ def run(req: InitRequest) -> int:
     from renderer.pipeline import render
 
     if not _NAME.match(req.name):
-        raise _refuse(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
+        raise _usage(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
     if req.os == "talos" and req.gpu == "vgpu":
-        raise _refuse("vGPU is not supported on Talos (GPU-05: the vGPU manager needs a host driver build); "
+        raise _usage("vGPU is not supported on Talos (GPU-05: the vGPU manager needs a host driver build); "
                       "use --gpu default (passthrough) or --gpu container")
     for raw in req.vlans:
         parse_vlan(raw)
