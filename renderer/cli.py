@@ -90,8 +90,18 @@ def _needs_out(check_only: bool, out: Path | None) -> None:
         raise click.UsageError("--check needs --out DIR")
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from renderer.commands.version import version_text
+
+    click.echo(version_text(), nl=False)
+    ctx.exit(0)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cozy-render")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help=f"Show the version ({__version__}) and the vendored platform chart versions, and exit.")
 def main() -> None:
     """Render Cozystack Package CRs from per-cluster GitOps overlays."""
 
