@@ -225,3 +225,15 @@ def test_a_manifest_file_value_names_its_line_and_the_entry_that_listed_it(cli, 
     assert code == 0
     assert out.splitlines()[2:] == ["    manifest file extra/namespace.yaml:4:9",
                                     "    listed in manifests[0] at clusters/gpu-apt-01/cluster.yaml:29:5"]
+
+
+def test_stamped_labels_have_one_origin_on_every_object(cli, overlays_cwd: Path) -> None:
+    """Issue 23: a manifests: file's object does not "set" the labels cozy-render stamps on it."""
+    code, out, err = cli("explain", "clusters/gpu-apt-01", "--rendered", "-o", "json")
+    assert code == 0, err
+    origins: dict[str, set[str]] = {}
+    for value in json.loads(out)["values"]:
+        if value["pointer"].startswith("/metadata/labels/app.kubernetes.io~1managed-by"):
+            origins.setdefault(value["pointer"], set()).add(value["provenance"][0]["text"])
+    assert origins and all(texts == {"label stamped by cozy-render on every object it owns"}
+                           for texts in origins.values()), origins

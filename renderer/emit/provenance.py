@@ -162,6 +162,9 @@ class Tracer:
         return out
 
     def trace(self, e: Emitted, path: Path_, value: Any) -> list[Step]:
+        stamped = self._stamped(e, path)
+        if stamped:
+            return stamped  # the same origin on every object, a manifests: file's too (issue 23)
         if e.locs is not None:
             loc = e.locate(path, self.overlay)
             steps = [Step("manifest", f"manifest file {loc}" if loc else "manifest file", loc)]
@@ -171,9 +174,6 @@ class Tracer:
                     steps.append(Step("route", f"listed in {dotted(d.route)}" + (f" at {entry}" if entry else ""),
                                       entry, dotted(d.route), self.overlay.get(*d.route)))
             return steps
-        stamped = self._stamped(e, path)
-        if stamped:
-            return stamped
         listed = self._package_list_item(e, path, value)
         if listed:
             return listed
