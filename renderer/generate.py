@@ -77,14 +77,15 @@ def _rules_page() -> tuple[Files, Owned]:
     return {RULES_PAGE: markdown().encode()}, ()
 
 
+# In order: the overlay schemas read the platform chart catalogues (their enums).
 GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "variants bundle": _variants,
+    "platform chart catalogues": _platform_catalogues,
     "overlay validator": _overlay_validator,
     "overlay schemas": _overlay_schemas,
     "overlay reference": _overlay_reference,
     "JSON output schemas": _published_output_schemas,
     "output schemas": _output_schemas,
-    "platform chart catalogues": _platform_catalogues,
     "rules page": _rules_page,
 }
 

@@ -38,6 +38,7 @@ PUBLISHED = Path(__file__).resolve().parents[2] / "schemas"
 SCHEMA_ID = "https://render.cozystack.io/schemas/overlay-v1alpha1.json"
 LAYER_ID = "https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json"
 GENERATED = Path(__file__).parent.parent / "_generated" / "overlay_validator.py"
+CATALOGUES = Path(__file__).parent.parent / "_generated" / "platform"  # renderer.platform_chart.catalogue
 APPEND_SUFFIX = "+"  # renderer.load.overlay.APPEND_SUFFIX (imported from there would make a cycle)
 # overlay.py refuses ``inherits+`` (a layer's inherits is its own list: nothing to append to).
 NO_APPEND = frozenset({"inherits"})
@@ -657,13 +658,13 @@ DEFINITION: dict[str, Any] = {
 
 
 def _chart_enums() -> dict[str, list[str]]:
-    """The variants and versions of the vendored charts (every shipped version's variants)."""
-    from renderer.platform_chart import shipped_versions
-    from renderer.platform_chart.model import chart_model
-
-    versions = shipped_versions()
-    variants = sorted({name for v in versions for name in chart_model(v).data["variantValues"]})
-    return {"variants": variants, "versions": versions}
+    """The variants and versions of the vendored charts (every shipped version's variants), read from
+    their generated catalogues (``renderer/_generated/platform/<version>.json``, one per chart folder;
+    ``python -m renderer.generate`` writes them before these schemas): the load stage imports no later one."""
+    catalogues = sorted(CATALOGUES.glob("*.json"))
+    variants = sorted({name for path in catalogues
+                       for name in json.loads(path.read_text(encoding="utf-8"))["variantValues"]})
+    return {"variants": variants, "versions": [path.stem for path in catalogues]}
 
 
 def _at(node: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
