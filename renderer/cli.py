@@ -93,8 +93,18 @@ def _needs_out(check_only: bool, out: Path | None) -> None:
         raise click.UsageError("--check needs --out DIR")
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from renderer.commands.version import version_text
+
+    click.echo(version_text(), nl=False)
+    ctx.exit(0)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cozy-render")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help=f"Show the version ({__version__}) and the vendored platform chart versions, and exit.")
 def main() -> None:
     """Render Cozystack Package CRs from per-cluster GitOps overlays."""
 
@@ -213,6 +223,16 @@ def schema_overlay(layer: bool) -> int:
     from renderer.commands import schemas as command
 
     return command.overlay_schema(layer)
+
+
+@schema.command("output")
+@click.argument("name", type=click.Choice(["check", "diff", "effective", "explain", "inputs", "ls", "render", "rules"]))
+@runs
+def schema_output(name: str) -> int:
+    """The JSON Schema of NAME's -o json output (versioned by its apiVersion; CHANGELOG.md)."""
+    from renderer.commands import schemas as command
+
+    return command.output_schema(name)
 
 
 def _schema_versions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -461,6 +481,7 @@ EXAMPLES: dict[str, list[str]] = {
                "cozy-render schema export schemas/"],
     "schema overlay": ["cozy-render schema overlay --layer > .cozy/overlay-layer.schema.json"],
     "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
+    "schema output": ["cozy-render schema output check > check.schema.json"],
     "schemas": ["cozy-render schema export schemas/"],
     "schemas export": ["cozy-render schema export schemas/"],
     "node-config": ["cozy-render node-config overlays/clusters/vlan-apt-01",

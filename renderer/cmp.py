@@ -132,6 +132,8 @@ def parse_parameters(raw: str) -> dict[str, Any]:
         name = item["name"]
         value = item.get("map", item.get("array", item.get("string")))
         if name == "vars":
+            if value is None and "map" in item:
+                value = {}  # Argo CD sends an emptied map parameter as {"map": null} (Go's nil map)
             if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
                 raise fail("CMP-PARAMS", "parameter vars must be a map of strings")
         elif name == "strict":
@@ -140,6 +142,12 @@ def parse_parameters(raw: str) -> dict[str, Any]:
         elif name == "kubernetes-version":
             if not isinstance(value, str):
                 raise fail("CMP-PARAMS", "parameter kubernetes-version must be a string such as \"1.31\"")
+            from renderer.check.schemas.catalog import normalize_kubernetes_version
+
+            try:
+                normalize_kubernetes_version(value)
+            except ValueError as exc:  # a parameter's value, not an output-schema problem (not SCHEMA)
+                raise fail("CMP-PARAMS", f"parameter kubernetes-version: {exc}") from None
         elif name == "chart":
             if value not in CHART_MODES:
                 raise fail("CMP-PARAMS", f"parameter chart must be one of {', '.join(CHART_MODES)}, got {value!r}")

@@ -3,11 +3,12 @@
     python -m renderer.generate           # write what changed
     python -m renderer.generate --check   # write nothing; exit 1 naming each stale file
 
-Artefacts: the variants bundle (``renderer/_generated/variants.json`` from ``variants/``), the overlay
-validator (``renderer/_generated/overlay_validator.py`` from ``renderer/data/overlay.schema.json``),
-the platform chart catalogues (``renderer/_generated/platform/<version>.json`` from the vendored charts),
-the published layer schema (``renderer/data/overlay-layer.schema.json``) and the overlay reference
-page generated from it (``docs/overlay-reference.md``), the output-schema data and validators
+Artefacts: the variants bundle (``renderer/_generated/variants.json`` from ``variants/``), everything
+built from the overlay's one definition (``renderer.load.overlay_schema.DEFINITION``): the loader's
+validator ``renderer/_generated/overlay_validator.py``, the merged and layer schemas
+(``renderer/data/overlay*.schema.json`` and their stable copies in ``schemas/``) and the overlay
+reference page ``docs/overlay-reference.md``; the platform chart catalogues
+(``renderer/_generated/platform/<version>.json`` from the vendored charts), the output-schema data and validators
 (``renderer/check/schemas/data/crd-schemas/``,
 ``renderer/_generated/schema_validators/``; ``python -m renderer.check.schemas.build --kubernetes-validate
 WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
@@ -36,16 +37,26 @@ def _overlay_validator() -> tuple[Files, Owned]:
     return {GENERATED: generated_source().encode()}, ()
 
 
-def _layer_schema() -> tuple[Files, Owned]:
-    from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, layer_schema_source
+def _overlay_schemas() -> tuple[Files, Owned]:
+    from renderer.load.overlay_schema import expected_files
 
-    return {LAYER_SCHEMA_FILE: layer_schema_source().encode()}, ()
+    return expected_files(), ()
 
 
 def _overlay_reference() -> tuple[Files, Owned]:
     from renderer.docs_reference import REFERENCE_PAGE, markdown
 
     return {REFERENCE_PAGE: markdown().encode()}, ()
+
+
+def _published_output_schemas() -> tuple[Files, Owned]:
+    """The JSON outputs' schemas (hand-written, shipped in renderer/data/output-schemas/) at the stable
+    repository path schemas/output/."""
+    from renderer.commands.schemas import OUTPUT_SCHEMAS
+    from renderer.load.overlay_schema import PUBLISHED
+
+    return ({PUBLISHED / "output" / p.name: p.read_bytes() for p in sorted(OUTPUT_SCHEMAS.glob("*.schema.json"))},
+            ((PUBLISHED / "output", "*.json"),))
 
 
 def _output_schemas() -> tuple[Files, Owned]:
@@ -66,13 +77,15 @@ def _rules_page() -> tuple[Files, Owned]:
     return {RULES_PAGE: markdown().encode()}, ()
 
 
+# In order: the overlay schemas read the platform chart catalogues (their enums).
 GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "variants bundle": _variants,
-    "overlay validator": _overlay_validator,
-    "overlay layer schema": _layer_schema,
-    "overlay reference": _overlay_reference,
-    "output schemas": _output_schemas,
     "platform chart catalogues": _platform_catalogues,
+    "overlay validator": _overlay_validator,
+    "overlay schemas": _overlay_schemas,
+    "overlay reference": _overlay_reference,
+    "JSON output schemas": _published_output_schemas,
+    "output schemas": _output_schemas,
     "rules page": _rules_page,
 }
 

@@ -151,6 +151,13 @@ def test_kubernetes_version_parameter() -> None:
     assert ok.returncode == 0, ok.stderr
     bad = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "kubernetes-version", "string": "1.2"}])})
     assert bad.returncode == 3 and bad.stdout == "" and "no bundled schemas for Kubernetes '1.2'" in bad.stderr
+    assert "error[CMP-PARAMS]: parameter kubernetes-version: " in bad.stderr  # issue 23: a parameter, not SCHEMA
+
+
+def test_an_emptied_vars_map_is_no_vars() -> None:
+    """Argo CD sends a map parameter the user emptied as {"map": null} (Go's nil map)."""
+    ok = run(APP, {"ARGOCD_APP_PARAMETERS": json.dumps([{"name": "vars", "map": None}])})
+    assert ok.returncode == 0, ok.stderr
 
 
 def test_root_comes_from_the_source_path_when_git_is_excluded(tmp_path: Path) -> None:

@@ -85,12 +85,24 @@ def test_check_warns_where_the_user_wrote_it(cli, substituting: Path) -> None:
     flux_findings = [f for f in json.loads(out)["findings"] if f["code"] == "FLUX-SUBST"]
     where = sorted((Path(f["file"]).name, f["line"], f["message"].split(" ")[0]) for f in flux_findings)
     text = (substituting / "cluster.yaml").read_text().splitlines()
-    assert [(n, w) for n, _, w in where] == [("cluster.yaml", "${HOME}"), ("cluster.yaml", "${cluster_env}"),
-                                             ("script.yaml", "${USER}")]
+    # Not ${cluster_env}: its object is opted in (substitute: enabled), and saying render --out marks it
+    # disabled would be false (issue 23).
+    assert [(n, w) for n, _, w in where] == [("cluster.yaml", "${HOME}"), ("script.yaml", "${USER}")]
     assert all(f["severity"] == "warning" for f in flux_findings)
     home = next(f for f in flux_findings if "${HOME}" in f["message"])
     assert "${HOME}" in text[home["line"] - 1]
     assert cli("check", "--strict", str(substituting))[0] == 1
+
+
+def test_an_opted_in_manifests_file_is_not_warned_about(cli, repo) -> None:
+    opted = MANIFEST.replace("metadata: {name: from-file, namespace: tenant-a}",
+                             "metadata: {name: from-file, namespace: tenant-a, annotations: "
+                             "{kustomize.toolkit.fluxcd.io/substitute: enabled}}")
+    root = repo({"clusters/c1/cluster.yaml": json.dumps(overlay_doc(manifests=["../../extra/cm.yaml"])),
+                 "extra/cm.yaml": opted})
+    code, out, _ = cli("check", "-o", "json", str(root / "clusters" / "c1"))
+    assert code == 0 and [f for f in json.loads(out)["findings"] if f["code"] == "FLUX-SUBST"] == []
+    assert flux.opted_in(YAML(typ="safe").load(opted)) and not flux.opted_in(YAML(typ="safe").load(MANIFEST))
 
 
 def test_escape_is_reported_and_unmarked_input_is_left_alone() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import OVERLAYS
 
 COMBINATIONS = [(o, g) for o, g in itertools.product(("apt", "talos"), ("none", "default", "vgpu", "container"))
                 if (o, g) != ("talos", "vgpu")]
@@ -54,13 +57,14 @@ def test_it_refuses_to_overwrite(cli, tree: Path) -> None:
 ])
 def test_refused_combinations_write_nothing(cli, tree: Path, args: list[str], message: str) -> None:
     code, _, err = cli("init", "x1", *args, "--root", str(tree))
-    assert code == 3 and message in err
+    assert code == 2 and message in err  # a usage error (issue 23): the arguments, not the inputs
     assert not (tree / "clusters" / "x1").exists()
 
 
-def test_a_bad_name_is_refused(cli, tree: Path) -> None:
-    code, _, err = cli("init", "Bad_Name", "--os", "apt", "--root", str(tree))
-    assert code == 3 and "DNS label" in err
+@pytest.mark.parametrize("name", ["Bad_Name", "Edge_02", "../x"])
+def test_a_bad_name_is_a_usage_error(cli, tree: Path, name: str) -> None:
+    code, _, err = cli("init", name, "--os", "apt", "--root", str(tree))
+    assert code == 2 and "DNS label" in err
 
 
 def test_without_a_terminal_os_is_required(cli, tree: Path) -> None:
@@ -87,10 +91,32 @@ def test_the_modeline_points_at_a_schema_the_tree_has(cli, tree: Path) -> None:
     assert first == "# yaml-language-server: $schema=../../.cozy/overlay-layer.schema.json"
 
 
-def test_without_a_schema_in_the_tree_the_modeline_names_the_id(cli, tree: Path) -> None:
-    assert cli("init", "m2", "--os", "apt", "--root", str(tree))[0] == 0
-    first = (tree / "clusters" / "m2" / "cluster.yaml").read_text(encoding="utf-8").splitlines()[0]
-    assert first == "# yaml-language-server: $schema=https://render.cozystack.io/schemas/overlay-layer-v1alpha1.json"
+def test_without_a_schema_in_the_tree_init_writes_the_one_the_modeline_names(cli, tree: Path) -> None:
+    """Issue 23: never the unreachable $id nor a virtual environment's path; a path that resolves."""
+    from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
+
+    code, _, err = cli("init", "m2", "--os", "apt", "--root", str(tree))
+    assert code == 0, err
+    cluster = tree / "clusters" / "m2" / "cluster.yaml"
+    first = cluster.read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../.cozy/overlay-layer.schema.json"
+    written = cluster.parent / first.split("$schema=", 1)[1]
+    assert written.read_bytes() == LAYER_SCHEMA_FILE.read_bytes()
+    assert "overlay-layer.schema.json" in err
+
+
+def test_a_schema_at_the_git_root_is_found(cli, tmp_path: Path) -> None:
+    """The overlay tree in a subfolder (overlays/) of the Git repository, the schema at the Git root."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OVERLAYS, repo / "overlays")
+    (repo / ".git").mkdir()
+    (repo / ".cozy").mkdir()
+    (repo / ".cozy" / "overlay-layer.schema.json").write_text("{}", encoding="utf-8")
+    tree = repo / "overlays"
+    assert cli("init", "m3", "--os", "apt", "--root", str(tree))[0] == 0
+    first = (tree / "clusters" / "m3" / "cluster.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../../.cozy/overlay-layer.schema.json"
+    assert not (tree / ".cozy").exists()
 
 
 def test_a_tree_without_bases_gets_a_self_contained_file(cli, tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_the_acceptance_example_as_json(cli, overlays_cwd: Path) -> None:
     (entry,) = json.loads(out)["values"]
     assert entry["value"] == "vgpu"
     route = next(s for s in entry["provenance"] if s["kind"] == "route")
-    assert (route["key"], route["value"], route["file"], route["line"], route["col"]) == \
+    assert (route["key"], route["value"], route["file"], route["line"], route["column"]) == \
         ("gpu.variant", "vgpu", "clusters/vgpu-apt-01/cluster.yaml", 14, 12)
     assert next(s["kind"] for s in entry["provenance"]) == "feature"
 
@@ -114,8 +114,23 @@ def test_explain_of_a_derived_key_points_at_rendered(cli, overlays_cwd: Path) ->
 def test_explain_overlay_keys_as_json(cli, overlays_cwd: Path) -> None:
     code, out, _ = cli("explain", "clusters/vgpu-apt-01", "gpu.variant", "-o", "json")
     assert code == 0
-    assert json.loads(out)["values"] == [{"key": "gpu.variant", "value": "vgpu",
-                                          "file": "clusters/vgpu-apt-01/cluster.yaml", "line": 14, "col": 12}]
+    assert json.loads(out)["values"] == [{"key": "gpu.variant", "pointer": "/gpu/variant", "value": "vgpu",
+                                          "file": "clusters/vgpu-apt-01/cluster.yaml", "line": 14, "column": 12}]
+
+
+def test_explain_takes_back_the_keys_it_prints(cli, overlays_cwd: Path) -> None:
+    """Issue 23: Package names hold dots; explain prints such a part quoted and takes it back, and takes
+    the JSON pointer it prints too."""
+    code, out, _ = cli("explain", "clusters/gpu-apt-01", "-o", "json")
+    assert code == 0
+    values = json.loads(out)["values"]
+    dotted = next(v for v in values if v["key"].startswith('packages."cozystack.metallb".'))
+    for key in (dotted["key"], dotted["pointer"]):
+        code, again, err = cli("explain", "clusters/gpu-apt-01", key, "-o", "json")
+        assert code == 0, err
+        assert json.loads(again)["values"][0] == dotted
+    code, _, err = cli("explain", "clusters/gpu-apt-01", 'packages."cozystack.metallb')
+    assert code == 2 and "unterminated" in err
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -229,3 +244,15 @@ def test_annotate_never_corrupts_strings_longer_than_the_emitter_width(repo, cli
     assert code == 0, err
     assert list(yaml.safe_load_all(annotated)) == list(yaml.safe_load_all(plain))
     assert "# clusters/c1/cluster.yaml:7" in annotated or "cluster.yaml:7" in annotated
+
+
+def test_stamped_labels_have_one_origin_on_every_object(cli, overlays_cwd: Path) -> None:
+    """Issue 23: a manifests: file's object does not "set" the labels cozy-render stamps on it."""
+    code, out, err = cli("explain", "clusters/gpu-apt-01", "--rendered", "-o", "json")
+    assert code == 0, err
+    origins: dict[str, set[str]] = {}
+    for value in json.loads(out)["values"]:
+        if value["pointer"].startswith("/metadata/labels/app.kubernetes.io~1managed-by"):
+            origins.setdefault(value["pointer"], set()).add(value["provenance"][0]["text"])
+    assert origins and all(texts == {"label stamped by cozy-render on every object it owns"}
+                           for texts in origins.values()), origins

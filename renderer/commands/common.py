@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from renderer import report
-from renderer.errors import EXIT_OK, RenderError
+from renderer.errors import EXIT_OK, Finding, RenderError
 from renderer.requests import cache_fields
 
 if TYPE_CHECKING:  # the render cache's hit path imports no stage of the pipeline
@@ -17,15 +17,22 @@ if TYPE_CHECKING:  # the render cache's hit path imports no stage of the pipelin
     from renderer.pipeline import Options
 
 
-def rendered(path: Path, all_clusters: bool, options: Options) -> list[RenderResult]:
+def rendered(path: Path, all_clusters: bool, options: Options,
+             relevant: Callable[[Finding], bool] | None = None) -> list[RenderResult]:
     """``pipeline.run`` for commands that need the renders themselves: refused (every cluster's
-    failures) unless every cluster renders; the warnings go to stderr."""
+    failures) unless every cluster renders; the warnings go to stderr (only the ``relevant`` ones,
+    with a count of the rest, for a command that uses part of the render)."""
     from renderer.pipeline import run
 
     done = run(path, options, all_clusters=all_clusters)
     if done.exit_code:
         raise RenderError(done.failures(), done.exit_code)
-    report.write([f for _, f in done.tagged()])
+    warnings = [f for _, f in done.tagged()]
+    shown = [f for f in warnings if relevant is None or relevant(f)]
+    report.write(shown)
+    if len(shown) < len(warnings):
+        sys.stderr.write(f"{len(warnings) - len(shown)} other warning(s) about the render: cozy-render check "
+                         f"{path}{' --all' if all_clusters else ''}\n")
     return done.results
 
 

@@ -64,10 +64,13 @@ def _require_client() -> None:
 
 
 def _render(request: DoctorRequest) -> list[Any]:
-    from renderer.commands.common import rendered
-    from renderer.pipeline import Options
+    from renderer.pipeline import Options, run
 
-    return rendered(request.path, request.all_clusters, Options(request.variants, request.root))
+    # the render's own warnings are check's to report; doctor reports the live cluster
+    done = run(request.path, Options(request.variants, request.root), all_clusters=request.all_clusters)
+    if done.exit_code:
+        raise RenderError(done.failures(), done.exit_code)
+    return done.results
 
 
 def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from renderer.errors import EXIT_OK, Finding, RenderError
+from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.requests import ExplainRequest
+
+OUTPUT_API = "cozy-render/v1"  # the JSON outputs' version (renderer/data/output-schemas/, CHANGELOG.md)
 
 if TYPE_CHECKING:
     from renderer.emit.provenance import Entry
@@ -23,7 +25,7 @@ def run(req: ExplainRequest) -> int:
 
     refuse_tree(req.path)
     overlay = load_overlay(req.path, req.root)
-    prefix = _key_path(req.key)
+    prefix = _key_path(req.key, overlay.data)
     if req.key and overlay.get(*prefix, default=KeyError) is KeyError:
         raise RenderError([Finding("CLI-EXPLAIN", f"{req.key} is not set in the merged overlay"
                                    + _rendered_hint(req.key), overlay.locate(()))])
@@ -34,15 +36,16 @@ def run(req: ExplainRequest) -> int:
         value = overlay.get(*path)
         if isinstance(value, (dict, list)):
             continue
-        rows.append((".".join(str(p) for p in path), value, loc))
+        rows.append((path, value, loc))
     if req.fmt == "json":
         sys.stdout.write(json.dumps({
+            "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": overlay.name,
             "layers": [display_path(p) for p in overlay.layers],
-            "values": [{"key": key, "value": value, "file": loc.path, "line": loc.line, "col": loc.col}
-                       for key, value, loc in rows]}, indent=2) + "\n")
+            "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
+                        "line": loc.line, "column": loc.col} for path, value, loc in rows]}, indent=2) + "\n")
         return EXIT_OK
     out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}\n"]
-    out += [f"{key} = {json.dumps(value)}  # {loc}\n" for key, value, loc in rows]
+    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}\n" for path, value, loc in rows]
     sys.stdout.write("".join(out))
     return EXIT_OK
 
@@ -78,13 +81,14 @@ def _rendered(req: ExplainRequest) -> int:
     if pointer is not None and not entries:
         raise RenderError([Finding("CLI-EXPLAIN", f"no rendered object has a value at {pointer}",
                                    result.overlay.locate(()))])
-    sys.stdout.write(format_entries(entries, req.fmt))
+    sys.stdout.write(format_entries(entries, req.fmt, result.overlay.name))
     return EXIT_OK
 
 
-def format_entries(entries: list[Entry], fmt: str) -> str:
+def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
     if fmt == "json":
-        return json.dumps({"values": [e.as_dict() for e in entries]}, indent=2) + "\n"
+        return json.dumps({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
+                           "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
     out: list[str] = []
     current = None
     for e in entries:
@@ -96,8 +100,64 @@ def format_entries(entries: list[Entry], fmt: str) -> str:
     return "".join(out)
 
 
-def _key_path(key: str | None) -> tuple[str | int, ...]:
-    """A dotted key (``gpu.variant``, ``vlans.0.id``) as overlay path parts; digits index lists."""
+def dotted_key(path: tuple[str | int, ...]) -> str:
+    """The key explain prints and takes back: parts joined by dots, list indexes as digits, and a part
+    that holds a dot, a double quote or only digits (a Package name such as ``cozystack.metallb``)
+    double-quoted as a JSON string: ``packages."cozystack.metallb".variant``."""
+    return ".".join(str(p) if isinstance(p, int) or not _needs_quotes(p) else json.dumps(p) for p in path)
+
+
+def _needs_quotes(part: str) -> bool:
+    return not part or "." in part or '"' in part or part.isdigit() or part.startswith("/")
+
+
+def to_pointer(path: tuple[str | int, ...]) -> str:
+    """RFC 6901: the other spelling explain takes (``/packages/cozystack.metallb/variant``)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _key_path(key: str | None, data: Any = None) -> tuple[str | int, ...]:
+    """A key as overlay path parts: a JSON pointer (``/vlans/0/id``), or dotted (``gpu.variant``,
+    ``vlans.0.id``, ``packages."cozystack.metallb".variant``). Unquoted digits index lists; in a pointer,
+    digits index a list where the overlay has one there."""
     if not key:
         return ()
-    return tuple(int(p) if p.isascii() and p.isdigit() else p for p in key.split("."))
+    if key.startswith("/"):
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in key[1:].split("/")]
+        out: list[str | int] = []
+        node = data
+        for part in parts:
+            index = isinstance(node, list) and part.isascii() and part.isdigit()
+            out.append(int(part) if index else part)
+            node = (node[int(part)] if index and int(part) < len(node) else
+                    node.get(part) if isinstance(node, dict) else None)
+        return tuple(out)
+    return tuple(_dotted_parts(key))
+
+
+def _dotted_parts(key: str) -> list[str | int]:
+    parts: list[str | int] = []
+    i = 0
+    while i <= len(key):
+        if key.startswith('"', i):
+            end = i + 1
+            while end < len(key) and key[end] != '"':
+                end += 2 if key[end] == "\\" else 1
+            try:
+                parts.append(json.loads(key[i:end + 1]))
+            except ValueError:
+                raise RenderError([Finding("CLI-EXPLAIN", f"key {key!r}: unterminated quoted part; quote a part "
+                                           'holding dots as packages."cozystack.metallb".variant')],
+                                  EXIT_USAGE) from None
+            i = end + 1
+            if i < len(key) and key[i] != ".":
+                raise RenderError([Finding("CLI-EXPLAIN", f"key {key!r}: a quoted part must be followed by '.'")],
+                                  EXIT_USAGE)
+            i += 1
+            continue
+        end = key.find(".", i)
+        end = len(key) if end < 0 else end
+        part = key[i:end]
+        parts.append(int(part) if part.isascii() and part.isdigit() else part)
+        i = end + 1
+    return parts

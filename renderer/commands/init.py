@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from renderer.codes import Code
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING, Finding, Location, RenderError
+from renderer.errors import (
+    ERROR,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    WARNING,
+    Finding,
+    Location,
+    RenderError,
+)
 from renderer.escape import quote
 from renderer.requests import InitRequest
 
@@ -32,12 +42,17 @@ CODES: list[Code] = [
          "The name is not a DNS label, the cluster file already exists (init never overwrites), a --vlan is not "
          "ID:UPLINK:NAMESPACE[,NAMESPACE...], the combination is one Cozystack refuses (vGPU on Talos, GPU-05), "
          "or no overlay tree (a folder holding clusters/ or base/) was found.",
-         "issue 14: init; reference rule GPU-05"),
+         "README, Commands (cozy-render init); rule GPU-05"),
 ]
 
 
-def _refuse(message: str, where: str = "") -> RenderError:
-    return RenderError([Finding("CLI-INIT", message, Location(where) if where else None)])
+def _refuse(message: str, where: str = "", exit_code: int = EXIT_INPUT) -> RenderError:
+    return RenderError([Finding("CLI-INIT", message, Location(where) if where else None)], exit_code)
+
+
+def _usage(message: str) -> RenderError:
+    """A bad argument or option (the name, a --vlan, a combination Cozystack refuses): exit 2, as Click's."""
+    return _refuse(message, exit_code=EXIT_USAGE)
 
 
 def tree_root(root: Path | None) -> Path:
@@ -203,35 +218,39 @@ def _create(target: Path, text: str) -> None:
 def parse_vlan(raw: str) -> tuple[int, str, list[str]]:
     found = _VLAN.match(raw)
     if not found:
-        raise _refuse(f"--vlan {raw!r} must be ID:UPLINK:NAMESPACE[,NAMESPACE...] (e.g. 100:eno2:tenant-example)")
+        raise _usage(f"--vlan {raw!r} must be ID:UPLINK:NAMESPACE[,NAMESPACE...] (e.g. 100:eno2:tenant-example)")
     vlan_id = int(found.group(1))
     if not 1 <= vlan_id <= 4094:
-        raise _refuse(f"--vlan {raw!r}: VLAN id must be 1-4094 (NET-11)")
+        raise _usage(f"--vlan {raw!r}: VLAN id must be 1-4094 (NET-11)")
     return vlan_id, found.group(2), [n for n in found.group(3).split(",") if n]
 
 
-def schema_reference(root: Path, cluster_dir: Path) -> str:
-    """What the new file's modeline points at: a layer schema committed in the tree
-    (``.cozy/overlay-layer.schema.json``, docs/getting-started.md) or, in a checkout of cozy-render,
-    the shipped file, by a relative path; else the schema's ``$id`` (for a schema store)."""
+SCHEMA_IN_TREE = Path(".cozy") / "overlay-layer.schema.json"
+
+
+def schema_reference(root: Path, cluster_dir: Path) -> tuple[str, Path | None]:
+    """What the new file's modeline points at, by a relative path that resolves: the layer schema
+    committed in the tree (``.cozy/overlay-layer.schema.json`` in the overlay tree or at the Git root,
+    docs/getting-started.md); else the file init writes there (returned second, to be written). Never
+    the schema's ``$id`` (no server answers it) nor the installed package (a virtual environment's
+    path is no one else's)."""
     from renderer.load.overlay import find_root
-    from renderer.load.overlay_schema import LAYER_ID, LAYER_SCHEMA_FILE
 
     repo = find_root(cluster_dir / "cluster.yaml").resolve()
-    for candidate in (root / ".cozy" / "overlay-layer.schema.json", LAYER_SCHEMA_FILE):
+    for candidate in (root / SCHEMA_IN_TREE, repo / SCHEMA_IN_TREE):
         candidate = candidate.resolve()
         if candidate.is_file() and candidate.is_relative_to(repo):
-            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/")
-    return LAYER_ID
+            return os.path.relpath(candidate, cluster_dir.resolve()).replace(os.sep, "/"), None
+    target = root.resolve() / SCHEMA_IN_TREE
+    return os.path.relpath(target, cluster_dir.resolve()).replace(os.sep, "/"), target
 
 
-def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str = "") -> str:
+def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str) -> str:
     """The commented cluster file."""
-    from renderer.load.overlay_schema import LAYER_ID
     from renderer.platform_chart import DEFAULT_VERSION
 
     lines = [
-        f"# yaml-language-server: $schema={schema or LAYER_ID}",
+        f"# yaml-language-server: $schema={schema}",
         f"# Cluster {req.name}: written by `cozy-render init`; edit freely (docs/overlay-reference.md).",
         "apiVersion: render.cozystack.io/v1alpha1",
         "kind: ClusterOverlay",
@@ -301,9 +320,9 @@ def run(req: InitRequest) -> int:
     from renderer.pipeline import render
 
     if not _NAME.match(req.name):
-        raise _refuse(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
+        raise _usage(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
     if req.os == "talos" and req.gpu == "vgpu":
-        raise _refuse("vGPU is not supported on Talos (GPU-05: the vGPU manager needs a host driver build); "
+        raise _usage("vGPU is not supported on Talos (GPU-05: the vGPU manager needs a host driver build); "
                       "use --gpu default (passthrough) or --gpu container")
     for raw in req.vlans:
         parse_vlan(raw)
@@ -314,9 +333,18 @@ def run(req: InitRequest) -> int:
     _refuse_links_out(root, target)
     base_file, base = find_base(root, req.os)
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
-    text = cluster_yaml(req, inherits, base, schema_reference(root, target.parent))
+    schema, schema_file = schema_reference(root, target.parent)
+    text = cluster_yaml(req, inherits, base, schema)
     _create(target, text)
     sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")
+    if schema_file is not None:
+        from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
+
+        _refuse_links_out(root, schema_file)  # .cozy/ must not lead out of the tree either
+        schema_file.parent.mkdir(exist_ok=True)
+        schema_file.write_bytes(LAYER_SCHEMA_FILE.read_bytes())
+        sys.stderr.write(f"wrote {display_path(schema_file)} (the editor schema the modeline names; commit it, "
+                         "refresh with cozy-render schema overlay --layer)\n")
     result = render(target.parent, root=req.root, refuse=False)
     errors = [f for f in result.findings if f.severity == ERROR]
     warnings = [f for f in result.findings if f.severity == WARNING]

@@ -15,7 +15,8 @@ def run(req: InputsRequest) -> int:
 
     clusters = [cluster_inputs(p, req.variants, req.root) for p in cluster_paths(req.path, req.all_clusters)]
     if req.fmt == "json":
-        sys.stdout.write(json.dumps({"clusters": clusters}, indent=2) + "\n")
+        document = {"apiVersion": "cozy-render/v1", "kind": "Inputs", "clusters": clusters}  # output-schemas/inputs
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         sys.stdout.write("".join(line + "\n" for line in text_lines(clusters, req.all_clusters)))
     return EXIT_OK

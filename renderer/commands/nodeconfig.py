@@ -19,7 +19,7 @@ def node_config(req: NodeConfigRequest) -> int:
     from renderer.output import nodeconfig
     from renderer.pipeline import Options
 
-    results = rendered(req.path, req.all_clusters, Options(req.variants, req.root))
+    results = rendered(req.path, req.all_clusters, Options(req.variants, req.root), relevant=_about_vlans)
     files: dict[str, str] = {}
     for r in results:
         files.update(nodeconfig.cluster_files(r.overlay))
@@ -42,6 +42,12 @@ def node_config(req: NodeConfigRequest) -> int:
                                                      "write node config to its own directory", Location(str(out)))])
     output.write_tree(out, files, results)
     return EXIT_OK
+
+
+def _about_vlans(finding: Finding) -> bool:
+    """The warnings node files depend on: the VLAN rules (NET-*) and contradictions (VLAN-*); the rest of
+    the render (GPU, Packages, ...) is check's to report (issue 23)."""
+    return finding.code.startswith(("NET-", "VLAN-"))
 
 
 def vm_snippet(req: VmSnippetRequest) -> int:

@@ -1,8 +1,10 @@
-"""``schema overlay`` (the overlay contract) and ``schemas export`` (output schemas for kubeconform)."""
+"""``schema overlay`` (the overlay contract), ``schema output NAME`` (the JSON Schema of a command's
+``-o json``) and ``schemas export`` (output schemas for kubeconform)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from renderer.errors import EXIT_OK
 from renderer.requests import SchemasExportRequest
@@ -12,6 +14,20 @@ def overlay_schema(layer: bool = False) -> int:
     from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
 
     sys.stdout.write((LAYER_SCHEMA_FILE if layer else SCHEMA_FILE).read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+OUTPUT_SCHEMAS = Path(__file__).resolve().parent.parent / "data" / "output-schemas"
+# Every command with a JSON output, by the name `schema output NAME` takes (renderer/data/output-schemas/).
+OUTPUTS = ("check", "diff", "effective", "explain", "inputs", "ls", "render", "rules")
+
+
+def output_schema_file(name: str) -> Path:
+    return OUTPUT_SCHEMAS / f"{name}.schema.json"
+
+
+def output_schema(name: str) -> int:
+    sys.stdout.write(output_schema_file(name).read_text(encoding="utf-8"))
     return EXIT_OK
 
 

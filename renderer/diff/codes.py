@@ -37,13 +37,13 @@ CODES: list[Code] = [
          "diff reached holds objects labelled for another cluster, the kubeconfig context points at the wrong "
          "cluster, and comparing would report everything as missing or orphaned. The line names both "
          "clusters and the context; pass --context or set live.context in the overlay.",
-         "issue 18 item 7; kubectl config current-context"),
+         "README, Diff (the context line); https://kubernetes.io/docs/reference/kubectl/generated/kubectl_config/kubectl_config_current-context/"),
     Code("DIFF-ORPHANS", WARNING, "Orphans of some kinds could not be searched",
          "diff lists every listable kind the API server serves for objects with the cluster's label. A kind "
          "the render does not have whose list fails (403 without cluster-wide list RBAC, an aggregated API "
          "that is down) is named here; the diff of the rendered objects is complete, but an orphan of that "
          "kind would not show. A failure on a rendered kind is DIFF-LIVE.",
-         "issue 18 item 4"),
+         "README, Diff (orphans)"),
     Code("DIFF-SNAPSHOT", ERROR, "A --snapshot or --against file is not kubectl get output",
          "Each file must hold Kubernetes objects as `kubectl get -o yaml|json` writes them: single "
          "objects, Lists, or multi-document streams. A file that does not parse, a document that is not "

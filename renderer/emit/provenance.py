@@ -56,7 +56,7 @@ class Step(NamedTuple):
             out["file"] = self.location.path
             if self.location.line:
                 out["line"] = self.location.line
-                out["col"] = self.location.col
+                out["column"] = self.location.col
         return out
 
 
@@ -163,6 +163,9 @@ class Tracer:
         return out
 
     def trace(self, e: Emitted, path: Path_, value: Any) -> list[Step]:
+        stamped = self._stamped(e, path)
+        if stamped:
+            return stamped  # the same origin on every object, a manifests: file's too (issue 23)
         if e.locs is not None:
             loc = e.locate(path, self.overlay)
             steps = [Step("manifest", f"manifest file {loc}" if loc else "manifest file", loc)]
@@ -172,9 +175,6 @@ class Tracer:
                     steps.append(Step("route", f"listed in {dotted(d.route)}" + (f" at {entry}" if entry else ""),
                                       entry, dotted(d.route), self.overlay.get(*d.route)))
             return steps
-        stamped = self._stamped(e, path)
-        if stamped:
-            return stamped
         listed = self._package_list_item(e, path, value)
         if listed:
             return listed

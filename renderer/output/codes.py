@@ -11,19 +11,19 @@ CODES: list[Code] = [
          "An --out folder is replaced whole. It may not be, contain, or sit inside a folder the render read "
          "(the cluster folder, base layers, manifests, .git), nor be a filesystem root. Write to a folder of "
          "its own, such as rendered/ beside clusters/.",
-         "SECURITY.md, --out never destroys inputs (issue 12)"),
+         "SECURITY.md, What is defended, and how (`--out` destroying data)"),
     Code("OUT-OWNED", ERROR, "--out would replace a non-empty folder cozy-render did not write",
          "cozy-render replaces only folders carrying its mark file .cozy-render. Move the folder's files away, "
          "or empty it, and render again.",
-         "README, Output folders (issue 11, Flux: --out owns only what it writes)"),
+         "README, Output folders (--out owns only what it writes)"),
     Code("OUT-BUSY", ERROR, "another cozy-render is writing the same folder",
          "Writers of one folder serialise on a lock on the folder holding the targets (flock, which also holds "
          "across containers and PID namespaces). This one waited 60 s for the other to finish. Run again once "
          "it has.",
-         "SECURITY.md, issue 25 item 5"),
+         "SECURITY.md, What is defended, and how (concurrent writers)"),
     Code("OUT-LINK", ERROR, "a committed --out folder holds a symlink, a special file, or an oversized file",
          "--check reads only regular files inside the folder, within the per-file and total size limits; a "
          "symlink is named, never followed (its target is never printed), so a pull request cannot make the "
          "check print another file. Replace it with the rendered file, or delete it and render again.",
-         "SECURITY.md, issue 25 item 2"),
+         "SECURITY.md, What is defended, and how (committed output read back)"),
 ]

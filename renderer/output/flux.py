@@ -94,18 +94,32 @@ def _finding(text: str, where: Location | None) -> Finding | None:
     return None
 
 
+def opted_in(obj: Any) -> bool:
+    """The user set the substitute annotation to anything but ``disabled`` (``enabled``): Flux is meant to
+    substitute this object's ``${VAR}``, and render --out leaves the annotation as written."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return isinstance(annotations, dict) and SUBSTITUTE_ANNOTATION in annotations and \
+        annotations[SUBSTITUTE_ANNOTATION] != DISABLED
+
+
 def check(result: Any) -> list[Finding]:
     """FLUX-SUBST warnings for the user's own values: the merged overlay (after templating; ``vars``
-    are reported where they are used) and objects read from ``manifests:`` files."""
+    are reported where they are used) and objects read from ``manifests:`` files; never in an object
+    the user opted in to substitution (``opted_in``)."""
     findings: dict[tuple[Any, ...], Finding] = {}
     overlay = result.overlay
+    manifests = overlay.data.get("manifests")
+    inline_opted_in = {i for i, m in enumerate(manifests) if opted_in(m)} if isinstance(manifests, list) else set()
     for path, text in _strings({k: v for k, v in overlay.data.items() if k != "vars"}, ()):
+        if path[:1] == ("manifests",) and len(path) > 1 and path[1] in inline_opted_in:
+            continue
         found = _finding(text, overlay.locate(path))
         if found is not None:
             findings.setdefault((found.location, found.message), found)
     for emitted in result.objects:
-        if emitted.locs is None:
-            continue  # built by cozy-render from the overlay, which is walked above
+        if emitted.locs is None or opted_in(emitted.obj):
+            continue  # built by cozy-render from the overlay (walked above), or opted in
         for path, text in _strings(emitted.obj, ()):
             found = _finding(text, emitted.locate(path, overlay))
             if found is not None:

@@ -39,12 +39,13 @@ def markdown() -> str:
         "`cozy-render check PATH` renders a cluster and runs every rule below; `render` runs them too.",
         "Each finding is one line, `file:line:col: severity[ID]: message`, located at the overlay value",
         "that caused it. Errors refuse a render (exit 3) and fail `check` (exit 1); warnings are printed",
-        "and fail only with `--strict`. A few rules report some cases at another severity than the one",
-        "listed; their explanation says which. `cozy-render rules` lists every rule and code and",
+        "and fail only with `--strict`. A code listed as `error\\|warning` reports some cases at each;",
+        "its section says when. `cozy-render rules` lists every rule and code and",
         "`cozy-render rules ID` prints one explanation.",
         "",
-        "Rule IDs and conditions follow section (g) of the project's Cozystack domain reference. Sources:",
-        "`C:` is cozystack/cozystack, `W:` is cozystack/website `content/en/docs/next/` (both Apache-2.0).",
+        "Rule IDs and conditions follow section (g) of the project's Cozystack domain reference. Sources",
+        "link to cozystack/cozystack (at the commit the default chart was vendored from) and to the",
+        "cozystack/website docs (`content/en/docs/next/`), both Apache-2.0.",
         "The codes after the rules are cozy-render's own: input it refuses, contradictions inside an",
         "overlay, integration and output errors.",
         "",
@@ -52,12 +53,14 @@ def markdown() -> str:
         "| --- | --- | --- |",
     ]
     for e in registry:
-        lines.append(f"| [{e.id}](#{e.id.lower()}) | {e.severity} | {_cell(e.summary)} |")
+        lines.append(f"| [{e.id}](#{e.id.lower()}) | {_cell(e.shown_severity)} | {_cell(e.summary)} |")
     for family, members in groups.items():
         lines += ["", f"## {FAMILY_TITLES.get(family, family)}"]
         for e in members:
-            lines += ["", f"### {e.id}", "", f"**{e.severity}**: {_escape(e.summary)}", "",
-                      _escape(explanation_text(e))]
+            lines += ["", f"### {e.id}", "", f"**{e.shown_severity}**: {_escape(e.summary)}", ""]
+            lines += [f"- **{severity}** when {_escape(when)}" for severity, when in e.severities]
+            lines += [""] if e.severities else []
+            lines += [_escape(explanation_text(e))]
             lines += ["", "Sources:", ""] + [f"- {s}" for s in _sources(e.sources)]
     return "\n".join(lines) + "\n"
 

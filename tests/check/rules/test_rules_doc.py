@@ -31,7 +31,7 @@ def test_rules_doc_is_markdown_safe() -> None:
     page = markdown()
     # "spec.components.<component>.values" in a summary must not become an HTML tag.
     assert "spec.components.&lt;component&gt;.values" in page
-    assert "bundles/\\*.yaml" in page
+    assert "bundles (\\*.yaml)" in page  # a globbed upstream source: its folder linked, the glob escaped
     # Explanations lose the code's indentation (4 spaces would make a Markdown code block).
     pkg01 = explanation_text(entries()["PKG-01"])
     assert not any(line.startswith(" ") for line in pkg01.splitlines())
