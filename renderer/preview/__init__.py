@@ -18,9 +18,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Finding, RenderError
+
+if TYPE_CHECKING:
+    from renderer.preview.review import Review
 
 MARKDOWN_LIMIT = 65_536  # characters GitHub accepts in an issue or pull-request comment body
 
@@ -72,11 +75,30 @@ def run_options(base: str | None, head: str | None, fail_on_new_errors: bool, op
 
 def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO | None = None) -> int:
     from renderer.preview import report
+
+    out = stdout or sys.stdout
+    result = collect(request)
+    command = report.rerun_command(request)
+    if request.output == "json":
+        out.write(report.as_json(result))
+    elif request.output == "markdown":
+        out.write(report.as_markdown(result, command, request.markdown_limit))
+    else:
+        report.write_text(result, out, report.use_colour(request.color, out))
+    out.flush()
+    if request.fail_on_new_errors:
+        return EXIT_FINDINGS if any(c.new_errors for c in result.clusters) else EXIT_OK
+    if result.different and not request.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def collect(request: PreviewRequest) -> Review:
+    """The review of the change: both sides written to a scratch folder, rendered, compared, removed."""
     from renderer.preview.platform import Reactor
     from renderer.preview.review import Options, review
     from renderer.preview.trees import remove, resolve, toplevel, working_tree, write_tree
 
-    out = stdout or sys.stdout
     path = Path(os.path.abspath(request.path))
     repo = toplevel(path)
     options = Options(_inside(repo, path, "PATH"), request.all_clusters,
@@ -97,22 +119,9 @@ def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO |
             head = write_tree(repo, head_commit, request.head, scratch / "head")
         else:
             head = working_tree(repo)
-        result = review(base, head, options, reactor)
+        return review(base, head, options, reactor)
     finally:
         remove(scratch)
-    command = report.rerun_command(request)
-    if request.output == "json":
-        out.write(report.as_json(result))
-    elif request.output == "markdown":
-        out.write(report.as_markdown(result, command, request.markdown_limit))
-    else:
-        report.write_text(result, out, report.use_colour(request.color, out))
-    out.flush()
-    if request.fail_on_new_errors:
-        return EXIT_FINDINGS if any(c.new_errors for c in result.clusters) else EXIT_OK
-    if result.different and not request.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_OK
 
 
 def _inside(repo: Path, path: Path, flag: str) -> str:

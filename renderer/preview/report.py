@@ -362,7 +362,7 @@ def _section(c: ClusterReview, with_diffs: bool) -> str:
         parts.append(_fence(lines, "diff") + "\n")
     elif changed:
         parts.append("_Diffs cut to fit the comment; see the note at the end._\n\n")
-    parts.append("</details>\n")
+    parts.append("</details>\n\n")
     return "".join(parts)
 
 
@@ -384,7 +384,9 @@ def as_markdown(review: Review, command: str, limit: int) -> str:
     table_head = "| cluster | status | objects +/~/- | findings +/- | platform Packages +/~/- |\n" \
                  "| --- | --- | --- | --- | --- |\n"
     rows = [_row(c) + "\n" for c in shown]
-    sections = [(c, _section(c, True), _section(c, False)) for c in shown]
+    # Sections of clusters with new errors first: if the cap cuts, it cuts what matters least.
+    ordered = sorted(shown, key=lambda c: not c.new_errors)
+    sections = [(c, _section(c, True), _section(c, False)) for c in ordered]
     see_all = f"Run {_code(command + ' -o text')} on a checkout (or open the job's full report) to see all of it."
     budget = limit - 600  # room for the note on what was cut
     out = "".join(head)
