@@ -103,11 +103,12 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review
             if not changed:
                 reviews.append(_unchanged(name))
                 continue
-            counts["probed"] += 1
-            reads = _inputs(base, at_base, options)
-            if reads and not set(reads) & changed:
-                reviews.append(_unchanged(name))
-                continue
+            if not _layers(base, at_base, options) & changed:
+                counts["probed"] += 1
+                reads = _inputs(base, at_base, options)
+                if reads and not set(reads) & changed:
+                    reviews.append(_unchanged(name))
+                    continue
         before = _render(base, at_base, options) if at_base is not None else None
         after = _render(head, at_head, options) if at_head is not None else None
         counts["base"] += before is not None
@@ -150,6 +151,23 @@ def _variants(side: Side, options: Options) -> Path | None:
     if options.rel_variants is not None:
         return _side_path(side, options.rel_variants)
     return options.variants_outside
+
+
+def _layers(side: Side, folder: Path, options: Options) -> set[str]:
+    """The overlay layers the cluster's render reads on this side (its ``inherits`` chain): loading
+    them costs a fraction of a render (shared layers are parsed once per process), and when one of
+    them changed the cluster is reached without asking ``cluster_inputs`` (empty: cannot tell)."""
+    from renderer.load.overlay import load_overlay
+    from renderer.load.yamlio import display_relative_to
+
+    root = _side_path(side, options.rel_root)
+    try:
+        with display_relative_to(side.root):
+            layers = load_overlay(folder, root).layers
+    except RenderError:
+        return set()
+    top = side.root.resolve()
+    return {p.resolve().relative_to(top).as_posix() for p in layers if top in p.resolve().parents}
 
 
 def _inputs(side: Side, folder: Path, options: Options) -> list[str]:
