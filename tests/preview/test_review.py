@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.preview.conftest import SECRET_VALUES, commit_all, git, without_helm, write
 
 HAS_HELM = shutil.which("helm") is not None
@@ -339,3 +340,29 @@ def test_rendering_only_what_changed_equals_rendering_everything(fleet_repo: Pat
                 assert {o["status"] for o in full["objects"]} <= {"unchanged"}
                 assert full["findings"] == {"introduced": [], "resolved": []} and not full["changed_inputs"]
         assert selected["changed_inputs"] == everything["changed_inputs"]
+
+
+def test_a_variants_folder_in_the_repository_reaches_every_cluster(cli, fleet_repo: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An override file that appears in --variants is read without any file the base read changing,
+    so a change there renders every cluster; the override's effect then shows where it applies."""
+    without_helm(monkeypatch)
+    shipped = REPO / "variants" / "gpu" / "container-package.yaml"
+    write(fleet_repo, {"variants/README.md": "overrides\n"})
+    commit_all(fleet_repo, "an empty variants folder")
+    write(fleet_repo, {"variants/gpu/container-package.yaml": shipped.read_text().replace(
+        "variant: container", "variant: container  # reviewed")})
+    commit_all(fleet_repo, "override the container route's Package")
+    code, data = run_json(cli, fleet_repo, "--base", "HEAD~1", "--head", "HEAD", "--variants",
+                          str(fleet_repo / "variants"))
+    assert data["summary"]["rendered"] == {"base": 7, "head": 7} and data["summary"]["probed"] == 0
+    assert code == 0 and data["summary"]["clusters"]["unchanged"] == 7  # a comment: the same objects
+
+
+def test_a_variants_folder_outside_the_repository_is_the_same_on_both_sides(cli, fleet_repo: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    without_helm(monkeypatch)
+    (tmp_path / "variants").mkdir()
+    code, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change", "--variants",
+                          str(tmp_path / "variants"))
+    assert code == 1 and data["summary"]["rendered"] == {"base": 6, "head": 6}
