@@ -12,7 +12,9 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
 4. ``bench_diff.py``: `diff --snapshot` of 1,000 and 10,000 objects against the bare interpreter (in
    this process's interpreter too: it needs the diff extras);
 5. ``bench_effective.py``: `effective` and `check` with helm against `helm template` alone (needs helm:
-   PATH or ``.ci/bin``).
+   PATH or ``.ci/bin``);
+6. ``bench_preview.py``: `diff --base --head` of a 1,000-cluster fleet repository (one base file, one
+   cluster, a README edit) against `render --all` twice (in this process's interpreter).
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
 one section per bench (each script can also replace just its own section with ``--write``). Timings
@@ -90,8 +92,10 @@ def main() -> None:
         diff_options = ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"]
         # bench_effective needs helm (PATH, or .ci/bin where .ci/run puts it); it says so when absent.
         effective_options = ["--runs", "5" if args.quick else "15", *(["--helm", proc.HELM] if proc.HELM else [])]
+        preview_options = ["--runs", "1", "--size", "300"] if args.quick else ["--runs", "3"]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
-                                ("bench_diff.py", diff_options), ("bench_effective.py", effective_options)):
+                                ("bench_diff.py", diff_options), ("bench_effective.py", effective_options),
+                                ("bench_preview.py", preview_options)):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""
