@@ -366,3 +366,22 @@ def test_a_variants_folder_outside_the_repository_is_the_same_on_both_sides(cli,
     code, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change", "--variants",
                           str(tmp_path / "variants"))
     assert code == 1 and data["summary"]["rendered"] == {"base": 6, "head": 6}
+
+
+def test_the_json_shape_is_the_documented_one(cli, fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """renderer/preview/report.py documents the shape; keys are only ever added (version 1)."""
+    without_helm(monkeypatch)
+    _, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change")
+    assert list(data) == ["version", "base", "head", "platform_source", "changed_inputs", "clusters", "summary"]
+    assert data["version"] == 1
+    cluster = by_cluster(data)["apt-gpu"]
+    assert list(cluster) == ["cluster", "status", "rendered", "changed_inputs", "base_failed", "head_failed",
+                             "objects", "summary", "findings", "platform"]
+    assert list(cluster["objects"][0]) == ["apiVersion", "kind", "namespace", "name", "status", "changes"]
+    assert list(cluster["platform"]) == ["source", "failure", "packages", "summary"]
+    assert list(cluster["platform"]["packages"][0]) == ["name", "status", "origin", "variant", "changes"]
+    assert list(cluster["findings"]["resolved"][0]) == ["code", "severity", "message", "file", "line", "column"]
+    assert list(data["summary"]) == ["clusters", "rendered", "probed", "new_errors"]
+    # The same input, the same bytes.
+    assert cli("diff", "--all", str(fleet_repo / "overlays"), "-o", "json", "--base", "base", "--head", "change") \
+        == cli("diff", "--all", str(fleet_repo / "overlays"), "-o", "json", "--base", "base", "--head", "change")
