@@ -168,3 +168,27 @@ def test_gitlab_job_posts_then_updates_one_note(fleet_repo: Path, monkeypatch: p
         assert [m for m, _ in api.calls] == ["GET", "POST", "GET", "PUT"]
         assert api.calls[1][1] == "/api/v4/projects/42/merge_requests/5/notes"
     assert set(job["artifacts"]["paths"]) == {"cozy-render-diff.txt", "cozy-render-diff.md"}
+
+
+def readme_pre_push_hook() -> str:
+    text = (REPO / "README.md").read_text()
+    start = text.index("#!/bin/sh\n# .git/hooks/pre-push")
+    return text[start:text.index("```", start)]
+
+
+def test_the_readme_pre_push_hook_refuses_new_errors_only(fleet_repo: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    without_helm(monkeypatch)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(fleet_repo), str(clone)], check=True, capture_output=True)
+    hook = clone / ".git" / "hooks" / "pre-push"
+    hook.write_text(readme_pre_push_hook())
+    hook.chmod(0o755)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org"}
+    cluster = clone / "overlays" / "clusters" / "apt-a" / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + "host: {nvidiaDriver: false}\n")
+    assert bash("git commit -qam harmless && .git/hooks/pre-push", clone, env).returncode == 0
+    cluster.write_text(cluster.read_text() + "gpu: {variant: vgpu}\n")  # GPU-11: no vGPU Manager image
+    done = bash("git commit -qam vgpu && .git/hooks/pre-push", clone, env)
+    assert done.returncode == 1 and "error[GPU-11]" in done.stdout, done.stdout + done.stderr
