@@ -95,7 +95,8 @@ class Reactor:
         changes = []
         for name in sorted(set(before.packages) | set(after.packages)):
             old, new = before.packages.get(name), after.packages.get(name)
-            if old is not None and new is not None and normalise(old[1]) == normalise(new[1]) and old[0] == new[0]:
+            if old is not None and new is not None and old[0] == new[0] and \
+                    (old[1] == new[1] or normalise(old[1]) == normalise(new[1])):
                 continue
             status = ADDED if old is None else REMOVED if new is None else CHANGED
             change = PackageChange(name, status, old[0] if old else None, new[0] if new else None,

@@ -96,7 +96,9 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review
     counts = Counter[str]()
     reviews = []
     reaches: dict[str, set[str]] = {}
-    for name in sorted(set(base_clusters) | set(head_clusters)):
+    from renderer import batch
+
+    for name in batch.clusters(sorted(set(base_clusters) | set(head_clusters))):  # the collector paused between
         at_base, at_head = base_clusters.get(name), head_clusters.get(name)
         reads: list[str] = []
         if at_base is not None and at_head is not None and options.select and not variants_changed:
