@@ -118,9 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             render_times.append(proc.timed(render_all, cwd=repo))
             bare_times.append(proc.timed(bare))
     two_renders = 2 * statistics.median(render_times)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [SECTION, "",
              f"`python bench/bench_preview.py --runs {args.runs} --size {args.size}` on {platform.machine()}, "
-             f"{os.cpu_count()} CPUs, Python {platform.python_version()}; median of {args.runs} interleaved rounds, "
+             f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average {load:.1f} at the end; "
+             f"median of {args.runs} interleaved rounds, "
              "whole process, without helm on PATH (the platform's reaction from the built-in model). Baselines "
              "from the same rounds: `render --all` of the fleet, twice (both revisions, everything rendered), and "
              "the bare interpreter.", "",
