@@ -14,7 +14,10 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
 5. ``bench_diff_live.py``: live `diff` and `diff --server-side` of gpu-apt-01 side by side with
    `kubectl diff --server-side` on the tests' API fake, request counts, the `--timeout` overshoot;
 6. ``bench_effective.py``: `effective` and `check` with helm against `helm template` alone (needs helm:
-   PATH or ``.ci/bin``).
+   PATH or ``.ci/bin``);
+7. ``bench_chart_fleet.py``: `check --all --chart helm` of a generated fleet against `--chart model`;
+8. ``bench_preview.py``: `diff --base --head` of a 1,000-cluster fleet repository (one base file, one
+   cluster, a README edit) against `render --all` twice (in this process's interpreter).
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
 one section per bench (each script can also replace just its own section with ``--write``). Timings
@@ -92,13 +95,15 @@ def main() -> None:
         diff_options = ["--runs", "2", "--sizes", "1000"] if args.quick else ["--runs", "5"]
         # bench_effective needs helm (PATH, or .ci/bin where .ci/run puts it); it says so when absent.
         effective_options = ["--runs", "5" if args.quick else "15", *(["--helm", proc.HELM] if proc.HELM else [])]
+        preview_options = ["--runs", "1", "--size", "300"] if args.quick else ["--runs", "3"]
         for script, options in (("bench_validate.py", ["--runs", "3" if args.quick else "10"]),
                                 ("bench_diff.py", diff_options),
                                 ("bench_diff_live.py", ["--runs", "2" if args.quick else "5"]),
                                 ("bench_effective.py", effective_options),
                                 ("bench_chart_fleet.py", ["--runs", "1" if args.quick else "3",
                                                           *(["--sizes", "100"] if args.quick else []),
-                                                          *(["--helm", proc.HELM] if proc.HELM else [])])):
+                                                          *(["--helm", proc.HELM] if proc.HELM else [])]),
+                                ("bench_preview.py", preview_options)):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""

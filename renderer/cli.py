@@ -350,10 +350,16 @@ def cmp_parameters() -> int:
 @click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
               help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
 @click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]),
+              help="Output format (default: text); markdown, a pull-request comment, needs --base.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]),
               help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 when there are differences (errors still exit >1).")
+@click.option("--base", metavar="REV",
+              help="Review a change: compare the render at Git revision REV with --head instead of a live cluster.")
+@click.option("--head", metavar="REV", help="With --base: the revision under review (default: the working tree).")
+@click.option("--fail-on-new-errors", is_flag=True,
+              help="With --base: exit 1 only when the change introduces error findings.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Seconds for all requests to one cluster, retries included (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
@@ -369,10 +375,17 @@ def cmp_parameters() -> int:
 @shared("variants", "root", "kubernetes_version")
 @runs
 def diff(**options: Any) -> int:
-    """Show what syncing the render of PATH would change on the live cluster (exit 0 none, 1 differences,
-    >1 error)."""
+    """Show what syncing the render of PATH would change on the live cluster, or with --base what a change
+    between two Git revisions changes (exit 0 none, 1 differences, >1 error)."""
     from renderer.diff import DiffRequest, run
 
+    base, head, fail_on_new_errors = options.pop("base"), options.pop("head"), options.pop("fail_on_new_errors")
+    if base is not None or head is not None or fail_on_new_errors:
+        from renderer import preview
+
+        return preview.run_options(base, head, fail_on_new_errors, options)
+    if options.get("output") == "markdown":
+        raise click.UsageError("-o markdown is the pull-request comment of a review: give --base REV")
     # Unset options take DiffRequest's defaults: they are declared there only.
     return run(DiffRequest(**{k: v for k, v in options.items() if v is not None}))
 
@@ -494,7 +507,7 @@ EXAMPLES: dict[str, list[str]] = {
     "init": ["cozy-render init edge-01 --os apt --gpu container --hubble --root overlays",
              "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example --root overlays"],
     "diff": ["cozy-render diff overlays/clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
-             "cozy-render diff overlays/clusters/vgpu-apt-01 --against rendered/vgpu-apt-01"],
+             "cozy-render diff --base origin/main --all overlays -o markdown"],
     "effective": ["cozy-render effective overlays/clusters/vgpu-apt-01 -o table"],
     "platforms": ["cozy-render platforms"],
     "inputs": ["cozy-render inputs overlays/clusters/vgpu-apt-01", "cozy-render inputs overlays --all -o json"],

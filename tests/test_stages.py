@@ -17,7 +17,7 @@ STAGES = [
     ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),
     ("output", ["renderer.output", "renderer.docs_reference"]),
     ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp", "renderer.diff", "renderer.inputs",
-               "renderer.effective", "renderer.doctor"]),
+               "renderer.effective", "renderer.doctor", "renderer.preview"]),
 ]
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
                  "renderer.commands", "renderer.effective.command")

@@ -1,0 +1,306 @@
+"""Rendering both sides of a change and comparing them, cluster by cluster.
+
+Which clusters are rendered: a render is a pure function of the files it reads (README "Regenerating
+only what changed"; ``renderer.inputs``). So a cluster present on both sides whose base render reads
+no file that differs between the sides renders the same at the head, and neither side is rendered:
+``renderer.inputs.cluster_inputs`` at the base says what it reads. When no file differs at all, no
+cluster is even probed. A cluster only one side has is rendered on that side; ``--variants`` inside
+the repository changing reaches every cluster (a new override file is read without any base file
+changing). ``select=False`` renders everything (the tests prove both give the same review).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from renderer.errors import ERROR, Finding, RenderError
+from renderer.preview.objects import ObjectChange, compare_objects
+from renderer.preview.platform import PlatformDelta, Reactor
+from renderer.preview.trees import Side, changed_paths
+
+ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
+
+
+class Rendered(NamedTuple):
+    """One side of one cluster: the result (None when the render failed) and its findings."""
+
+    result: Any | None
+    findings: list[Finding]
+    inputs: list[str]  # repository-relative files the render read
+
+    @property
+    def failed(self) -> bool:
+        return self.result is None
+
+    @property
+    def objects(self) -> list[dict[str, Any]]:
+        return [e.obj for e in self.result.objects] if self.result is not None else []
+
+
+class ClusterReview(NamedTuple):
+    name: str
+    status: str  # added | removed | changed | unchanged
+    rendered: bool  # False: no input changed, so neither side was rendered
+    objects: list[ObjectChange]
+    introduced: list[Finding]
+    resolved: list[Finding]
+    platform: PlatformDelta | None
+    base_failed: bool
+    head_failed: bool
+    changed_inputs: list[str]  # the changed files this cluster reads (why it was rendered)
+
+    @property
+    def new_errors(self) -> list[Finding]:
+        return [f for f in self.introduced if f.severity == ERROR]
+
+
+class Review(NamedTuple):
+    base: Side
+    head: Side
+    clusters: list[ClusterReview]
+    reaches: dict[str, list[str]]  # changed file -> clusters whose render reads it
+    rendered_base: int
+    rendered_head: int
+    probed: int  # clusters whose inputs were read to decide
+    platform_source: str
+    helm_runs: int
+
+    @property
+    def different(self) -> bool:
+        return any(c.status != UNCHANGED for c in self.clusters)
+
+
+class Options(NamedTuple):
+    rel_path: str  # PATH relative to the repository top ("" for the top itself)
+    all_clusters: bool
+    rel_variants: str | None  # --variants inside the repository (mapped onto each side)
+    variants_outside: Path | None  # --variants outside it (the same on both sides)
+    rel_root: str  # --root relative to the repository top ("" : the top)
+    kubernetes_version: str | None
+    ignore: tuple[str, ...]
+    show_secrets: bool
+    select: bool
+
+
+def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review:
+    base_clusters = _clusters(base, options)
+    head_clusters = _clusters(head, options)
+    if not base_clusters and not head_clusters:
+        where = options.rel_path or "."
+        raise RenderError([Finding("OVL-PATH", f"{where}: no cluster overlay at the base ({base.label}) nor at the "
+                                   f"head ({head.label})")])
+    changed = changed_paths(base, head)
+    variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
+    counts = Counter[str]()
+    reviews = []
+    reaches: dict[str, set[str]] = {}
+    from renderer import batch
+
+    for name in batch.clusters(sorted(set(base_clusters) | set(head_clusters))):  # the collector paused between
+        at_base, at_head = base_clusters.get(name), head_clusters.get(name)
+        reads: list[str] = []
+        if at_base is not None and at_head is not None and options.select and not variants_changed:
+            if not changed:
+                reviews.append(_unchanged(name))
+                continue
+            if not _layers(base, at_base, options) & changed:
+                counts["probed"] += 1
+                reads = _inputs(base, at_base, options)
+                if reads and not set(reads) & changed:
+                    reviews.append(_unchanged(name))
+                    continue
+        before = _render(base, at_base, options) if at_base is not None else None
+        after = _render(head, at_head, options) if at_head is not None else None
+        counts["base"] += before is not None
+        counts["head"] += after is not None
+        touched = set(reads or (before.inputs if before is not None else [])) | \
+            set(after.inputs if after is not None else [])
+        mine = sorted(touched & changed)
+        for path in mine if at_head is not None else []:  # a removed cluster is reached by nothing
+            reaches.setdefault(path, set()).add(name)
+        reviews.append(_compare(name, before, after, options, reactor, mine))
+    return Review(base, head, reviews, {p: sorted(c) for p, c in sorted(reaches.items())}, counts["base"],
+                  counts["head"], counts["probed"], reactor.source, reactor.helm_runs)
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _side_path(side: Side, rel: str) -> Path:
+    return side.root / rel if rel else side.root
+
+
+def _clusters(side: Side, options: Options) -> dict[str, Path]:
+    """Cluster folder name -> folder, on this side (as ``render``/``--all`` find them)."""
+    from renderer.pipeline import cluster_paths
+
+    path = _side_path(side, options.rel_path)
+    if options.all_clusters:
+        if not path.is_dir():
+            return {}
+        try:
+            return {p.name: p for p in cluster_paths(path, True)}
+        except RenderError:
+            return {}
+    folder = path.parent if path.name == "cluster.yaml" else path
+    return {folder.name: folder} if (folder / "cluster.yaml").is_file() else {}
+
+
+def _variants(side: Side, options: Options) -> Path | None:
+    if options.rel_variants is not None:
+        return _side_path(side, options.rel_variants)
+    return options.variants_outside
+
+
+def _layers(side: Side, folder: Path, options: Options) -> set[str]:
+    """The overlay layers the cluster's render reads on this side (its ``inherits`` chain): loading
+    them costs a fraction of a render (shared layers are parsed once per process), and when one of
+    them changed the cluster is reached without asking ``cluster_inputs`` (empty: cannot tell)."""
+    from renderer.load.overlay import load_overlay
+    from renderer.load.yamlio import display_relative_to
+
+    root = _side_path(side, options.rel_root)
+    try:
+        with display_relative_to(side.root):
+            layers = load_overlay(folder, root).layers
+    except RenderError:
+        return set()
+    top = side.root.resolve()
+    return {p.resolve().relative_to(top).as_posix() for p in layers if top in p.resolve().parents}
+
+
+def _inputs(side: Side, folder: Path, options: Options) -> list[str]:
+    """What the cluster's render reads on this side ([] when it cannot tell: render it then)."""
+    from renderer.inputs import cluster_inputs
+    from renderer.load.yamlio import display_relative_to
+
+    root = _side_path(side, options.rel_root)
+    try:
+        with display_relative_to(side.root):
+            listed = cluster_inputs(folder, _variants(side, options), root)["inputs"]
+    except RenderError:
+        return []
+    return [_repo_relative(root, side.root, p) for p in listed]
+
+
+def _repo_relative(root: Path, top: Path, rel: str) -> str:
+    return (root / rel).relative_to(top).as_posix()
+
+
+def _render(side: Side, folder: Path, options: Options) -> Rendered:
+    from renderer.load.yamlio import display_relative_to
+    from renderer.pipeline import render
+
+    root = _side_path(side, options.rel_root)
+    with display_relative_to(side.root):
+        try:
+            result = render(folder, variants=_variants(side, options), root=root,
+                            kubernetes_version=options.kubernetes_version, refuse=False)
+        except RenderError as exc:
+            return Rendered(None, exc.findings, [])
+    top = side.root.resolve()
+    inputs = sorted({p.resolve().relative_to(top).as_posix() for p in result.inputs if top in p.resolve().parents})
+    return Rendered(result, list(result.findings), inputs)
+
+
+def _unchanged(name: str) -> ClusterReview:
+    return ClusterReview(name, UNCHANGED, False, [], [], [], None, False, False, [])
+
+
+def _finding_key(f: Finding) -> tuple[str, str, str, str]:
+    """A finding's identity across the sides: code, severity, file and message, not the line (an
+    edit above it moves it without changing it)."""
+    return (f.code, f.severity, f.location.path if f.location else "", f.message)
+
+
+def findings_delta(before: list[Finding], after: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(introduced, resolved), as multisets of ``_finding_key``."""
+    old = Counter(_finding_key(f) for f in before)
+    new = Counter(_finding_key(f) for f in after)
+    introduced, resolved = [], []
+    for f in after:
+        if old[_finding_key(f)] > 0:
+            old[_finding_key(f)] -= 1
+        else:
+            introduced.append(f)
+    for f in before:
+        if new[_finding_key(f)] > 0:
+            new[_finding_key(f)] -= 1
+        else:
+            resolved.append(f)
+    return introduced, resolved
+
+
+def _compare(name: str, before: Rendered | None, after: Rendered | None, options: Options, reactor: Reactor,
+             changed_inputs: list[str]) -> ClusterReview:
+    from renderer.diff.compare import DIFFERENT, parse_ignore
+
+    introduced, resolved = findings_delta(before.findings if before else [], after.findings if after else [])
+    if not options.show_secrets:
+        secrets = secret_values([*(before.objects if before else []), *(after.objects if after else [])])
+        introduced, resolved = scrub(introduced, secrets), scrub(resolved, secrets)
+    ignores = [parse_ignore(text, "--ignore") for text in options.ignore]
+    overlay_side = after if after is not None and after.result is not None else before
+    if overlay_side is not None and overlay_side.result is not None:
+        overlay = overlay_side.result.overlay
+        ignores += [parse_ignore(str(text), "diff.ignore", overlay.locate(("diff", "ignore", i)))
+                    for i, text in enumerate(overlay.get("diff", "ignore") or [])]
+    base_failed = before is not None and before.failed
+    head_failed = after is not None and after.failed
+    objects: list[ObjectChange] = []
+    if not base_failed and not head_failed:
+        objects = compare_objects(before.objects if before else [], after.objects if after else [], ignores,
+                                  show_secrets=options.show_secrets)
+    platform = None
+    if not base_failed and not head_failed:
+        platform = reactor.delta(before.result if before else None, after.result if after else None)
+    if before is None:
+        status = ADDED
+    elif after is None:
+        status = REMOVED
+    elif introduced or resolved or any(o.status in DIFFERENT for o in objects) or \
+            (platform is not None and platform.different) or base_failed != head_failed:
+        status = CHANGED
+    else:
+        status = UNCHANGED
+    return ClusterReview(name, status, True, objects, introduced, resolved, platform, base_failed, head_failed,
+                         changed_inputs)
+
+
+def secret_values(objects: list[dict[str, Any]]) -> list[str]:
+    """Every Secret value of these objects as it could appear in a message: as written, base64 and
+    decoded (longest first, so a value containing another is replaced whole)."""
+    import base64
+    import binascii
+    import contextlib
+
+    found: set[str] = set()
+    for obj in objects:
+        if obj.get("apiVersion") != "v1" or obj.get("kind") != "Secret":
+            continue
+        for field in ("data", "stringData"):
+            values = obj.get(field)
+            for value in (values.values() if isinstance(values, dict) else []):
+                text = str(value)
+                found.add(text)
+                if field == "stringData":
+                    found.add(base64.b64encode(text.encode()).decode())
+                else:
+                    with contextlib.suppress(binascii.Error, UnicodeDecodeError):
+                        found.add(base64.b64decode(text, validate=True).decode("utf-8"))
+    return sorted((v for v in found if len(v) >= 4), key=len, reverse=True)
+
+
+def scrub(findings: list[Finding], secrets: list[str]) -> list[Finding]:
+    """Findings with any Secret value in their message replaced by ``***`` (a rule or schema message
+    quoting a value must not print it: masking covers every output, not only the objects)."""
+    out = []
+    for f in findings:
+        message = f.message
+        for value in secrets:
+            message = message.replace(value, "***")
+        out.append(f._replace(message=message))
+    return out
