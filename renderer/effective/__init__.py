@@ -34,7 +34,7 @@ CODES: list[Code] = [
     Code("PLT-VERSION", ERROR, "platform.version names no vendored platform chart",
          "cozy-render ships the platform chart at the versions `cozy-render platforms` lists; for any "
          "other version pass `--platform-chart DIR` (a copy of packages/core/platform/).",
-         "issue 10, Vendor the platform chart"),
+         "README, Effective platform (supported versions)"),
 ]
 
 

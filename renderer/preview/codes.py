@@ -11,5 +11,5 @@ CODES: list[Code] = [
          "the base: fetch it, or clone with fetch-depth: 0), or git itself failed. Only read-only git "
          "commands run (rev-parse, ls-tree, cat-file, ls-files, with GIT_OPTIONAL_LOCKS=0): the checkout, "
          "index, stash and branches are never changed.",
-         "issue 21; git rev-parse --verify, git cat-file --batch"),
+         "README, Review a pull request; git rev-parse --verify, git cat-file --batch"),
 ]
