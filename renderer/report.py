@@ -33,10 +33,12 @@ def write(findings: list[Finding], fmt: str = "text", stream: TextIO | None = No
 
 
 def _github(f: Finding) -> str:
+    from renderer.escape import github_data, github_property  # a path must not forge a command (issue 25 item 10)
+
     loc = f.location
     level = "error" if f.severity == ERROR else "warning"
     if loc and loc.line:
-        where = f" file={loc.path},line={loc.line},col={loc.col}"
+        where = f" file={github_property(loc.path)},line={loc.line},col={loc.col}"
     else:
-        where = f" file={loc.path}" if loc else ""
-    return f"::{level}{where},title={f.code}::{f.message}\n"
+        where = f" file={github_property(loc.path)}" if loc else ""
+    return f"::{level}{where},title={github_property(f.code)}::{github_data(f.message)}\n"
