@@ -4,7 +4,7 @@ A quadratic loop over a list the user writes (a ``list.index`` per name, a scan 
 per Package, an exponential walk of diamond ``inherits``) hides at small sizes and takes minutes inside
 the documented limits (issue 25 item 3: 97k ``enabledPackages`` took 225 s). This grows each dimension
 from a base size ``n`` to ``10n`` and ``100n`` (the largest inside the limits of renderer/load/limits.py)
-and times every stage a user can reach with that overlay, in this process (medians of N runs, the base
+and times every stage a user can reach with that overlay, each size in a fresh process (medians of N runs, the base
 size measured in the same run as the baseline; CPU seconds of this process, so that other work on a
 shared machine does not read as growth):
 
@@ -23,7 +23,10 @@ Usage: python bench/bench_growth.py [--runs N] [--only DIMENSION ...] [--write]
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,7 +93,7 @@ DIMENSIONS: dict[str, tuple[Callable[[int], dict[str, str]], int]] = {
     "enabledPackages": (lambda n: _bundles("enabledPackages", n), 200),
     "disabledPackages": (lambda n: _bundles("disabledPackages", n), 200),
     "packages": (_packages, 40),
-    "manifests": (_manifests, 20),
+    "manifests": (_manifests, 30),
     "layers (fan-in)": (_fan_in, 4),
     "inherits (diamond)": (_diamond, 4),
     "vars": (_vars, 100),
@@ -111,8 +114,11 @@ def stages(root: Path) -> dict[str, float]:
     from renderer import output, pipeline
     from renderer.commands.init import find_base
     from renderer.emit import provenance
+    from renderer.load import layercache
 
+    layercache.clear()  # every run parses its layers afresh, as a new process would
     times: dict[str, float] = {}
+    gc.collect()  # each stage starts from a collected heap: the previous tree's garbage is not this one's cost
     start = time.process_time()
     result = pipeline.render(root / "clusters" / "c1", refuse=False)
     times["render"] = time.process_time() - start
@@ -134,8 +140,11 @@ def measure(name: str, runs: int, scratch: Path) -> list[tuple[str, int, int, st
     medians: dict[int, dict[str, float]] = {}
     for factor in (1, *BOUNDS):
         root = build(scratch / f"{name.split()[0]}-{factor}", generate(base * factor))
-        samples = [stages(root) for _ in range(runs)]
-        medians[factor] = {stage: statistics.median(s[stage] for s in samples) for stage in samples[0]}
+        # Each size in a fresh process, as users run it: caches and the heap of the sizes measured before
+        # would otherwise be counted as this size's cost.
+        child = subprocess.run([sys.executable, __file__, "--child", str(root), "--runs", str(runs)],
+                               capture_output=True, text=True, check=True)
+        medians[factor] = json.loads(child.stdout)
     rows = []
     for stage in medians[1]:
         for factor, bound in BOUNDS.items():
@@ -146,13 +155,18 @@ def measure(name: str, runs: int, scratch: Path) -> list[tuple[str, int, int, st
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", nargs="*", choices=sorted(DIMENSIONS), default=None)
     parser.add_argument("--write", action="store_true", help="record the table in bench/RESULTS.md")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # one size, measured in this process
     args = parser.parse_args()
+    if args.child:
+        stages(args.child)  # imports and first-use caches, not measured
+        samples = [stages(args.child) for _ in range(args.runs)]
+        sys.stdout.write(json.dumps({stage: statistics.median(s[stage] for s in samples) for stage in samples[0]}))
+        return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="cozy-growth-") as scratch:
-        stages(build(Path(scratch) / "warm-up", _vars(10)))  # imports and first-use caches, not measured
         for name in args.only or DIMENSIONS:
             rows += measure(name, args.runs, Path(scratch))
     lines = [SECTION, "", f"`python bench/bench_growth.py --runs {args.runs}`: median CPU seconds in this process; "
