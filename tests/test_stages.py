@@ -11,7 +11,7 @@ from tests.conftest import REPO
 # their submodules. Shared leaf modules (errors, tree, model) sit at the stage where they are first
 # needed; the YAML emitter sits beside the YAML loader (renderer/load/yamlio.py dumps through it).
 STAGES = [
-    ("load", ["renderer.errors", "renderer.tree", "renderer.load", "renderer._generated"]),
+    ("load", ["renderer.errors", "renderer.escape", "renderer.tree", "renderer.load", "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),
@@ -19,7 +19,7 @@ STAGES = [
     ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp", "renderer.diff", "renderer.inputs",
                "renderer.effective"]),
 ]
-COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
+COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report", "renderer.requests",
                  "renderer.commands", "renderer.effective.command")
 
 

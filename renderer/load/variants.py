@@ -73,7 +73,7 @@ def _shape(value: Any) -> str:
 
 
 def _refuse_other_shape(user: list[Any], shipped: list[Any], path: Path, depth: int = 3) -> None:
-    """A ``--variants`` file must have the shipped file's shape (document count, the shipped top-level keys;
+    """A ``--variants`` file must have the shipped file's shape (document count, the catalogue's top-level keys;
     down to ``depth`` levels a mapping where the shipped one has a mapping, a list where it has a list), so
     the features that read it never meet a list where they index a key (issue 25 item 8: exit 4)."""
     from renderer.escape import quote
@@ -93,7 +93,7 @@ def _refuse_other_shape(user: list[Any], shipped: list[Any], path: Path, depth: 
         if left and isinstance(theirs, dict):
             for key, value in theirs.items():
                 if key not in mine:
-                    if not where:  # a top-level key every reader indexes; deeper ones may be left out
+                    if not where and path.name == "catalogue.yaml":  # every render indexes its top-level keys
                         raise refuse(f"{key} is missing")
                     continue
                 compare(mine[key], value, f"{where + '.' if where else ''}{key}", left - 1)
