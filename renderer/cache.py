@@ -12,12 +12,16 @@ template or schema libraries. Output is byte-identical to a fresh render: the ca
 work. Only successful renders are stored; errors are always recomputed.
 
 Entries are JSON files named by the key; writes are atomic (rename), so concurrent renders are
-safe. Anyone who can write the cache folder can change what is served: give it to the renderer's
-user alone (it is created 0700).
+safe, and a failed write (a full disk) removes its temporary file. Anyone who can write the cache
+folder can change what is served, so the cache is used only when the folder is the user's own and
+no one else may write it (it is created 0700); otherwise every render is a miss and nothing is
+stored. An entry is read only when it is a regular file of the user's, at most MAX_ENTRY_BYTES, of
+the expected shape: a FIFO, a link, a huge or corrupt entry is a miss (issue 25 item 11).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -104,20 +108,69 @@ def _resolves_to(named: str, root: Path) -> str | None:
     return _where(Path(os.path.realpath(path)), root)
 
 
+# The largest entry read back (a render's stdout is bounded by its budgets; a bigger file is not ours).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
+def trusted(folder: Path) -> bool:
+    """The cache folder is the user's own, a real folder, and not writable by group or others."""
+    import stat
+
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def usable(folder: Path, create: bool = False) -> Path | None:
+    """Where entries live: ``folder`` when trusted; else (a shared or world-writable folder, such as a
+    Kubernetes emptyDir, mode 0777) the user's own 0700 ``cozy-render-<uid>`` inside it; None when
+    neither can be trusted (someone else owns it), and then the cache is not used at all."""
+    if trusted(folder):
+        return folder
+    own = folder / f"cozy-render-{os.geteuid()}"
+    if create:
+        with contextlib.suppress(OSError):
+            own.mkdir(mode=0o700)
+    return own if trusted(own) else None
+
+
+def _read_entry(path: Path) -> Any:
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0))  # a FIFO opens without blocking, and is refused below
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return json.loads(handle.read(MAX_ENTRY_BYTES + 1).decode("utf-8"))
+    finally:
+        os.close(fd)
+
+
 def lookup(folder: Path, entry_key: str, root: Path) -> tuple[str, str] | None:
     """(stdout, stderr) of the stored render when all its inputs are unchanged, else None."""
+    found = usable(folder)
+    if found is None:
+        return None
     try:
-        entry = json.loads((folder / f"{entry_key}.json").read_text(encoding="utf-8"))
+        entry = _read_entry(found / f"{entry_key}.json")
+        if not isinstance(entry, dict):
+            return None
         for named, real in entry["resolved"]:
-            if _resolves_to(named, root) != real:
+            if not isinstance(named, str) or _resolves_to(named, root) != real:
                 return None
         for rel, digest in entry["inputs"].items():
             path = (root / rel).resolve()
-            if root not in path.parents or _digest(path) != digest:
+            if root not in path.parents or not path.is_file() or _digest(path) != digest:
                 return None
-        return entry["stdout"], entry["stderr"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing, unreadable or foreign entry: render afresh
+        stdout, stderr = entry["stdout"], entry["stderr"]
+        return (stdout, stderr) if isinstance(stdout, str) and isinstance(stderr, str) else None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None  # missing, unreadable, corrupt or foreign entry: render afresh
 
 
 def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdout: str, stderr: str,
@@ -139,9 +192,17 @@ def store(folder: Path, entry_key: str, root: Path, inputs: Iterable[Path], stdo
         for rel in recorded:  # every file read is also a path resolved (it may be reached through a link)
             paths.append([rel, rel])
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        own = usable(folder, create=True)
+        if own is None:
+            return  # another user's folder: never feed it
+        folder = own
         fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
+    except (OSError, ValueError, RecursionError):
+        return
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"inputs": recorded, "resolved": paths, "stdout": stdout, "stderr": stderr}, handle)
         os.replace(tmp, folder / f"{entry_key}.json")
     except (OSError, ValueError):
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk must not leave .entry-* files behind

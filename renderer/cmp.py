@@ -49,7 +49,7 @@ ENV_PREFIX = "ARGOCD_ENV_"
 # The platform chart's judge (renderer.effective.choice), settable as parameter or env entry `chart`.
 CHART_MODES = ("model", "helm", "auto")
 # Plugin env entries read: strict, kubernetes-version and chart. `vars` stays a parameter (a map has no env form).
-_KUBE_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)")
+_KUBE_VERSION_RE = re.compile(r"^\s*v?(\d{1,9})\.(\d{1,9})(?!\d)")  # bounded: int() of 5,000 digits raises
 
 
 PARAMETERS_ENV = "ARGOCD_APP_PARAMETERS"
@@ -120,6 +120,8 @@ def parse_parameters(raw: str) -> dict[str, Any]:
         raise _parameters_error(f"{PARAMETERS_ENV} is not JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:  # unreachable after _refuse_deep_json; kept so no input can crash the process
         raise _parameters_error(f"{PARAMETERS_ENV} is nested too deeply") from None
+    except ValueError:  # a number of more than 4,300 digits (int_max_str_digits), issue 25 item 8
+        raise _parameters_error(f"{PARAMETERS_ENV} holds a number with more digits than any value can use") from None
     _refuse_surrogates(items)
     if items is None:
         return {}

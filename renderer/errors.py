@@ -44,8 +44,13 @@ class Finding(NamedTuple):
     severity: str = ERROR
 
     def format(self) -> str:
-        where = f"{self.location}: " if self.location else ""
-        return f"{where}{self.severity}[{self.code}]: {self.message}"
+        """One line whatever the message and path hold: control characters escaped, long text cut
+        (``renderer.escape``: a folder name must not forge a second finding or drive the terminal)."""
+        from renderer.escape import printable
+
+        loc = self.location
+        where = f"{Location(printable(loc.path, 1000), loc.line, loc.col)}: " if loc else ""
+        return f"{where}{self.severity}[{self.code}]: {printable(self.message)}"
 
     def as_dict(self) -> dict[str, object]:
         loc = self.location

@@ -21,6 +21,11 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\
 _PLAIN = re.compile(r"[A-Za-z0-9._/@+=,:~\-]+")
 
 
+def has_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a character ``printable`` would escape (a name a completion must not offer)."""
+    return _UNSAFE.search(text) is not None
+
+
 def _escape_char(found: re.Match[str]) -> str:
     char = found.group()
     return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (

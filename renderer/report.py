@@ -152,11 +152,15 @@ def github_annotation(f: Finding) -> str:
 
 
 def _data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    from renderer.escape import github_data  # a message must not forge a command (issue 25 item 10)
+
+    return github_data(value)
 
 
 def _property(value: str) -> str:
-    return _data(value).replace(":", "%3A").replace(",", "%2C")
+    from renderer.escape import github_property
+
+    return github_property(value)
 
 
 _ROOTS: dict[str, str | None] = {}

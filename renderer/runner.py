@@ -19,6 +19,9 @@ def execute(body: Callable[[], int | None], debug: bool = False,
     their owner to report."""
     configure_streams()  # UTF-8 stdout in any locale (issue 12)
     try:
+        from renderer.streams import require_working_directory
+
+        require_working_directory()
         code = body()
         sys.stdout.flush()
     except RenderError as exc:
@@ -29,6 +32,14 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_OK)
+    except OSError as exc:
+        from renderer.streams import stream_failure
+
+        failure = stream_failure(exc)  # a full disk or closed stdout: input's fault, not a bug (issue 25 item 8)
+        if failure is None:
+            raise
+        report.write(failure.findings)
+        sys.exit(failure.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
@@ -51,6 +62,9 @@ def configure_streams() -> None:
     UTF-8: the same bytes under LC_ALL=tr_TR.ISO-8859-9 as under C.UTF-8. Messages on stderr keep the
     locale's encoding for the terminal, with characters it cannot show escaped instead of crashing.
     """
+    from renderer.streams import replace_closed
+
+    replace_closed()  # a closed stdout or stderr (`2>&-`): see renderer.streams
     for stream, options in ((sys.stdout, {"encoding": "utf-8", "errors": "strict"}),
                             (sys.stderr, {"errors": "backslashreplace"})):
         reconfigure = getattr(stream, "reconfigure", None)

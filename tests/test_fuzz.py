@@ -138,3 +138,24 @@ def test_templates_render_or_are_refused(source: str) -> None:
         return
     assert isinstance(result, str) and len(result) <= limits.MAX_TEMPLATE_OUTPUT
     assert " object at 0x" not in result, "a heap address left a template"
+
+
+# --- messages (issue 25 item 10) ---------------------------------------------------------------------------
+
+@FUZZ
+@given(st.text(max_size=400), st.text(max_size=400))
+def test_every_finding_prints_as_one_line_in_every_format(path: str, message: str) -> None:
+    """Whatever a path or message holds, a finding is one text line and one GitHub workflow command, with
+    no control character left raw and nothing a reader could take for a second command."""
+    import json
+
+    from renderer import report
+    from renderer.errors import Finding, Location
+    from renderer.escape import quote
+
+    finding = Finding("OVL-YAML", message + " " + quote(path), Location(path, 1, 2))
+    for text in (finding.format() + "\n", report._github(finding)):
+        assert text.count("\n") == 1 and text.endswith("\n")
+        assert not any(ord(c) < 0x20 and c != "\n" for c in text)
+    assert report._github(finding).startswith("::error file=")
+    assert json.loads(json.dumps(finding.as_dict()))["file"] == path

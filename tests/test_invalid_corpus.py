@@ -10,7 +10,10 @@ folder with a ``.git`` marker). ``case.json``:
   about no place in a file (``--out`` folders, parameters' meaning), which are ``[where: ]error[CODE]: message``;
 - ``generate``: ``{path: python expression}`` for contents too large or too odd to keep in Git (the names
   ``HEAD``, ``BASE``, ``CM`` are the usual file heads below); ``symlinks`` ``{path: target}``, ``fifos``,
-  ``mkdirs``; ``env``, ``env_hex`` (bytes, hex-encoded, for values no text can hold), ``generate_env``.
+  ``mkdirs``; ``env``, ``env_hex`` (bytes, hex-encoded, for values no text can hold), ``generate_env``;
+- the process's own streams and folder (issue 25 item 8): ``stdout`` ``"/dev/full"`` or ``"closed"`` (fd 1
+  closed before cozy-render starts), ``cwd_deleted`` (started in a folder deleted before it runs);
+  ``{repo}`` in ``args`` is the copy's repository folder.
 
 Each case runs in a child process under ``RLIMIT_AS`` = 500 MiB and must spend at most 5 s of CPU: no input
 may take more before being refused. Stdout stays empty, no traceback or internal error is printed, and
@@ -26,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -97,9 +101,23 @@ def _limit_child() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (int(WALL_SECONDS) * 2, int(WALL_SECONDS) * 2))
 
 
+def _child_setup(spec: dict, gone: Path) -> Callable[[], None]:
+    def setup() -> None:
+        _limit_child()
+        if spec.get("stdout") == "closed":
+            os.close(1)
+        if spec.get("cwd_deleted"):
+            gone.mkdir()
+            os.chdir(gone)
+            os.rmdir(gone)
+
+    return setup
+
+
 def run_case(case: Path, tmp_path: Path) -> tuple[int, str, str, float, int, dict]:
     spec = json.loads((case / "case.json").read_text())
-    build(case, tmp_path, spec)
+    root = build(case, tmp_path, spec)
+    args = [a.replace("{repo}", str(root)) for a in spec["args"]]
     env: dict[str | bytes, str | bytes] = {k: v for k, v in os.environ.items()
                                            if not k.startswith(("ARGOCD_", "COZY_RENDER", "NO_COLOR"))}
     env["PYTHONPATH"] = str(REPO)
@@ -112,10 +130,13 @@ def run_case(case: Path, tmp_path: Path) -> tuple[int, str, str, float, int, dic
     cwd = tmp_path / spec.get("cwd", "repo")
     before = snapshot(tmp_path)
     out_file, err_file = tmp_path.parent / f"{case.name}.out", tmp_path.parent / f"{case.name}.err"
-    with open(out_file, "wb") as out, open(err_file, "wb") as err:
+    stdout_path = spec["stdout"] if spec.get("stdout", "").startswith("/dev/") else out_file
+    with open(stdout_path, "wb") as out, open(err_file, "wb") as err:
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "renderer", *spec["args"]], cwd=cwd, env=env,
-                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_limit_child)
+        out_file.write_bytes(b"")
+        proc = subprocess.Popen([sys.executable, "-m", "renderer", *args], cwd=cwd, env=env,
+                                stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                preexec_fn=_child_setup(spec, tmp_path.parent / f"{case.name}.gone"))
         status = rusage = None
         while time.monotonic() - start < WALL_SECONDS * 3:
             pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)

@@ -19,7 +19,7 @@ STAGES = [
     ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp", "renderer.diff", "renderer.inputs",
                "renderer.effective", "renderer.doctor", "renderer.preview"]),
 ]
-COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.report", "renderer.requests",
+COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report", "renderer.requests",
                  "renderer.commands", "renderer.effective.command")
 
 

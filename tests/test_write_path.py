@@ -213,3 +213,28 @@ def test_a_run_killed_before_its_mark_leaves_nothing_after_the_next_run(tree: Pa
     (tree / "rendered" / f".c1{output._STAGING}4242-early").mkdir()  # mkdtemp done, killed before the mark
     assert cozy("render", "clusters/c1", "--out", "rendered/c1", cwd=tree).returncode == 0
     assert [p.name for p in (tree / "rendered").iterdir()] == ["c1"]
+
+
+# --- the process's own streams (items 8, 12) -------------------------------------------------------------
+
+def test_a_closed_stderr_keeps_the_manifests(tree: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COZY_RENDER", "ARGOCD_"))}
+    env["PYTHONPATH"] = str(REPO)
+    fresh = subprocess.run([sys.executable, "-m", "renderer", "render", "clusters/c1"], cwd=tree, env=env,
+                           capture_output=True, check=False)
+    closed = subprocess.run([sys.executable, "-m", "renderer", "render", "clusters/c1"], cwd=tree, env=env,
+                            stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), check=False)
+    assert fresh.returncode == closed.returncode == 0
+    assert closed.stdout == fresh.stdout and b"kind: Package" in closed.stdout
+
+
+@pytest.mark.parametrize("where", ["/dev/full", "closed"])
+def test_an_unwritable_stdout_is_a_refusal_not_an_internal_error(tree: Path, where: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COZY_RENDER", "ARGOCD_"))}
+    env["PYTHONPATH"] = str(REPO)
+    with open("/dev/full" if where == "/dev/full" else os.devnull, "wb") as sink:
+        done = subprocess.run([sys.executable, "-m", "renderer", "render", "clusters/c1"], cwd=tree, env=env,
+                              stdout=sink, stderr=subprocess.PIPE, text=True, check=False,
+                              preexec_fn=(lambda: os.close(1)) if where == "closed" else None)
+    assert done.returncode == 3 and done.stderr.startswith("<stdout>: error[OUT-STREAM]: "), done.stderr
+    assert done.stderr.count("\n") == 1

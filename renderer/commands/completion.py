@@ -35,11 +35,14 @@ def cluster_folders(incomplete: str) -> list[Any]:
     """Folders under ``incomplete`` that hold a cluster.yaml, or lead to some (a tree, clusters/)."""
     from click.shell_completion import CompletionItem
 
+    from renderer.escape import has_unsafe
+
     head, _, prefix = incomplete.rpartition("/")
     base = Path(head or ".") if head or not incomplete.startswith("/") else Path("/")
     try:
+        # A name with a control character (a newline) would forge completion lines: never offered.
         children = sorted(p for p in base.iterdir() if p.is_dir() and p.name.startswith(prefix)
-                          and not p.name.startswith("."))
+                          and not p.name.startswith(".") and not has_unsafe(p.name))
     except OSError:
         return []
     items = []

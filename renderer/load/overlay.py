@@ -284,22 +284,27 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
     locs: Locations = {}
     applied: list[Path] = []
     stack: list[Path] = []
+    # Membership by set: a list scan per inherits entry was quadratic in the layers (issue 25 item 3).
+    applied_set: set[Path] = set()
+    on_stack: set[Path] = set()
 
     def apply(file: Path, via: Location | None) -> None:
-        if file in stack:
+        if file in on_stack:
             chain = " -> ".join(display_path(p) for p in [*stack[stack.index(file):], file])
             raise fail("OVL-INHERIT", f"inherits cycle: {chain}", via)
-        if file in applied:
+        if file in applied_set:
             return  # a diamond: a shared base is applied once, at its first position
         if len(stack) >= limits.MAX_INHERITS_DEPTH:
             raise fail("OVL-INHERIT", f"inherits chain is deeper than {limits.MAX_INHERITS_DEPTH} layers", via)
         stack.append(file)
+        on_stack.add(file)
         data, layer_locs, _display = _load_layer(file, root)
         for i, raw in enumerate(data.get("inherits") or []):
             where = layer_locs.get(("inherits", i))
             apply(confine(raw, file.parent, root, where, "inherits entry"), where)
-        stack.pop()
+        on_stack.discard(stack.pop())
         applied.append(file)
+        applied_set.add(file)
         layer = {k: v for k, v in data.items() if k != "inherits"}
         if file != cluster_file:
             layer.pop("metadata", None)  # a base layer does not name the cluster

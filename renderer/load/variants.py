@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import Finding, RenderError
+from renderer.errors import Finding, Location, RenderError
 from renderer.tree import copy_tree
 
 
@@ -44,6 +44,7 @@ class Variants:
             shipped = self.shipped / relpath
             if user is not None and user.is_file():
                 self._files[relpath] = _load(str(user))
+                _refuse_other_shape(self._files[relpath], bundled["documents"], user)
             elif not shipped.is_file():
                 continue  # removed since the bundle was generated: never served from the bundle
             elif _matches_bundle(shipped, bundled["digest"]):
@@ -65,6 +66,40 @@ class Variants:
             raise RenderError([Finding("OVL-VARIANTS", f"variant file {relpath} is not in the variants bundle "
                                                        "(a new shipped file? run `python -m renderer.generate`)")])
         return documents
+
+
+def _shape(value: Any) -> str:
+    return "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a value"
+
+
+def _refuse_other_shape(user: list[Any], shipped: list[Any], path: Path, depth: int = 3) -> None:
+    """A ``--variants`` file must have the shipped file's shape (document count, the catalogue's top-level keys;
+    down to ``depth`` levels a mapping where the shipped one has a mapping, a list where it has a list), so
+    the features that read it never meet a list where they index a key (issue 25 item 8: exit 4)."""
+    from renderer.escape import quote
+    from renderer.load.yamlio import display_path
+
+    def refuse(what: str) -> RenderError:
+        return RenderError([Finding("OVL-VARIANTS", f"{quote(display_path(path))} overrides a shipped variant "
+                                                    f"file with another shape: {what}",
+                                    Location(display_path(path), 1, 1))])
+
+    if len(user) != len(shipped):
+        raise refuse(f"{len(user)} documents where the shipped file has {len(shipped)}")
+
+    def compare(mine: Any, theirs: Any, where: str, left: int) -> None:
+        if isinstance(theirs, (dict, list)) and _shape(mine) != _shape(theirs):
+            raise refuse(f"{where or 'the document'} is {_shape(mine)}, not {_shape(theirs)}")
+        if left and isinstance(theirs, dict):
+            for key, value in theirs.items():
+                if key not in mine:
+                    if not where and path.name == "catalogue.yaml":  # every render indexes its top-level keys
+                        raise refuse(f"{key} is missing")
+                    continue
+                compare(mine[key], value, f"{where + '.' if where else ''}{key}", left - 1)
+
+    for mine, theirs in zip(user, shipped, strict=True):
+        compare(mine, theirs, "", depth)
 
 
 BUNDLE = Path(__file__).resolve().parent.parent / "_generated" / "variants.json"

@@ -26,4 +26,13 @@ CODES: list[Code] = [
          "symlink is named, never followed (its target is never printed), so a pull request cannot make the "
          "check print another file. Replace it with the rendered file, or delete it and render again.",
          "SECURITY.md, What is defended, and how (committed output read back)"),
+    Code("OUT-STREAM", ERROR, "stdout is closed or cannot take the output",
+         "The output stream was closed before cozy-render started (>&-), or writing it failed: a full disk or "
+         "/dev/full, a read-only file system, a quota. Nothing is reported as written. Give cozy-render a "
+         "writable stdout, or --out DIR.",
+         "SECURITY.md, What is defended, and how (streams)"),
+    Code("CLI-CWD", ERROR, "the working directory no longer exists",
+         "The folder cozy-render was started in was deleted before it ran: paths in messages and the render "
+         "cache key are relative to it. Change to an existing folder and run again.",
+         "SECURITY.md, What is defended, and how (streams)"),
 ]

@@ -79,6 +79,9 @@ def pkg_02(ctx: RuleContext) -> Iterator[Hit]:
             yield Hit("PackageSource is cluster-scoped: remove metadata.namespace.", e, ("metadata", "namespace"))
 
 
+_MAX_HINTS = 100  # PKG-03 suggestions per render
+
+
 @rule(
     "PKG-03", ERROR,
     "No PackageSource of the Package's name",
@@ -109,7 +112,11 @@ def pkg_03(ctx: RuleContext) -> Iterator[Hit]:
             continue
         import difflib  # only when a name is unknown
 
-        close = difflib.get_close_matches(e.name, list(known), n=1, cutoff=0.85)
+        # A fuzzy match costs a SequenceMatcher per known name: suggestions stop after the first
+        # _MAX_HINTS unknown names (thousands of them are not typos), keeping the rule linear and cheap.
+        hinted = ctx.memo("pkg-03-hints", lambda: [0])
+        hinted[0] += 1
+        close = difflib.get_close_matches(e.name, list(known), n=1, cutoff=0.85) if hinted[0] <= _MAX_HINTS else []
         hint = f" Did you mean {close[0]}?" if close else ""
         yield Hit(f"No PackageSource named {e.name} in cozy-render's catalogue (not every shipped source is "
                   f"listed); if none exists the controller will report PackageSourceNotFound.{hint}",

@@ -50,7 +50,7 @@ CRD_KINDS: dict[tuple[str, str], str] = {
     ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"): "network-attachment-definitions.k8s.cni.cncf.io.yaml",
 }
 
-VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+VERSION_RE = re.compile(r"^v?(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?$")  # bounded: int() of 5,000 digits raises
 
 
 def kind_suffix(api_version: str) -> str:
@@ -109,8 +109,9 @@ def normalize_kubernetes_version(value: str | None) -> str:
         minor = f"{int(match.group(1))}.{int(match.group(2))}.0"
         if minor in bundled:
             return minor
+    shown = repr(value) if len(value) <= 40 else f"{value[:40]!r}... ({len(value) - 40} more characters)"
     raise ValueError(
-        f"no bundled schemas for Kubernetes {value!r}; bundled: {', '.join(bundled)} "
+        f"no bundled schemas for Kubernetes {shown}; bundled: {', '.join(bundled)} "
         f"(default {DEFAULT_KUBERNETES_VERSION})"
     )
 

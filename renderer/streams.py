@@ -1,0 +1,73 @@
+"""The process's own streams and working directory, which the caller controls (issue 25 items 8, 12).
+
+- A closed stderr (``2>&-``) must not lose the manifests: messages go nowhere, stdout is written.
+- A closed stdout, or one that cannot take the bytes (``> /dev/full``, a full disk, a read-only file
+  system), is a located refusal (``OUT-STREAM``, exit 3), never an internal error; what was buffered
+  is dropped so the interpreter's own flush at exit cannot print a traceback either.
+- A working directory deleted under the process is ``CLI-CWD`` (exit 3): messages name paths
+  relative to it, and the cache key holds it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+
+from renderer.errors import Finding, Location, RenderError
+
+_STREAM_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO, errno.EROFS, errno.EFBIG, errno.EPIPE}
+
+
+class _Closed:
+    """Stands in for a stream whose file descriptor was closed before the process started."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def write(self, _text: str) -> int:
+        raise OSError(errno.EBADF, f"{self.name} is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, f"{self.name} is closed")
+
+
+def replace_closed() -> None:
+    """Python sets ``sys.stdout``/``sys.stderr`` to None when fd 1/2 is closed at start-up."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    if sys.stdout is None:
+        sys.stdout = _Closed("stdout")
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null so buffered output is discarded at exit instead of failing again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def stream_failure(exc: OSError) -> RenderError | None:
+    """The refusal for an OSError that is the output's fault (a full or closed stream), else None."""
+    if exc.errno not in _STREAM_ERRORS:
+        return None
+    _drop_stdout()
+    reason = exc.strerror or str(exc)
+    return RenderError([Finding("OUT-STREAM", f"cannot write the output: {reason}", Location("<stdout>"))])
+
+
+def require_working_directory() -> None:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise RenderError([Finding("CLI-CWD", "the working directory no longer exists; change to an existing "
+                                              "folder and run again", Location("."))]) from None
