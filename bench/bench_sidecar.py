@@ -21,7 +21,7 @@ cache-less `cmp generate` of the same Application; every entry left in the cache
 whose stdout and stderr are one Application's serial output). Reported: mismatches, torn entries, temp
 files left by killed writers, throughput (renders per second, and per core) and latency (p50, p99).
 
-``tests/test_cmp_load.py`` runs the same harness, bounded (N = 2 and 8, a small fleet).
+``tests/commands/test_cmp_load.py`` runs the same harness, bounded (N = 2 and 8, a small fleet).
 
 Usage: python bench/bench_sidecar.py [--apps 200] [--concurrency 2 8 32] [--python PY] [--write]
 (--python: a venv's interpreter with cozy-render installed; default: a fresh wheel install, bench/proc.py)

@@ -479,7 +479,7 @@ def completion(shell: str) -> None:
     click.echo(script(shell, main), nl=False)
 
 
-# The examples every command's --help ends with (tests/test_cli_help.py checks that each has some).
+# The examples every command's --help ends with (tests/commands/test_cli_help.py checks that each has some).
 EXAMPLES: dict[str, list[str]] = {
     # Written to run from the repository root, where the README runs (the samples sit in overlays/).
     "render": ["cozy-render render overlays/clusters/vgpu-apt-01",

@@ -4,7 +4,7 @@ Argo CD regenerates an Application only when a commit touches a path of its
 ``argocd.argoproj.io/manifest-generate-paths`` annotation (argo-cd util/app/path/path.go
 ``AppFilesHaveChanged``); a file the render reads outside those paths serves stale manifests until
 the next hard refresh. This lists exactly what a render opens, relative to the repository root, so
-the annotation can be checked (tests/test_inputs.py does it for the shipped ApplicationSet).
+the annotation can be checked (tests/commands/test_inputs.py does it for the shipped ApplicationSet).
 
 The list is what the render records while it runs (every overlay layer, every ``manifests:`` file,
 and ``--variants`` files inside the repository), not a second guess at the overlay format.

@@ -16,7 +16,7 @@ from renderer.commands.common import Produced, write_cached
 from renderer.errors import EXIT_OK
 from renderer.requests import CmpGenerateRequest
 
-# Announced to the Argo CD UI statically by docs/argocd/install/plugin.yaml (the same list, tests/test_cmp.py
+# Announced to the Argo CD UI statically by docs/argocd/install/plugin.yaml (the same list, tests/commands/test_cmp.py
 # checks), and printed by `cmp parameters` for tools that call it. Defaults are applied by the plugin, since
 # Argo CD never sends announced defaults to it.
 PARAMETERS = [

@@ -18,7 +18,7 @@ Whatever this emitter does not model exactly raises ``Unsupported`` before anyth
 ``renderer.output.yaml`` then writes the whole stream with ruamel instead: shared containers (ruamel
 writes anchors), other types, floats other than plain decimals, keys that are not short one-line
 strings, multi-line strings a literal block cannot hold, lines long enough for libyaml to fold, and
-line-break characters other than ``\\n``. ``tests/test_emitter.py`` compares the two emitters on
+line-break characters other than ``\\n``. ``tests/output/test_emitter.py`` compares the two emitters on
 every rendered sample and on generated data.
 """
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commands.test_fleet import _run_with_stderr
 from tests.conftest import OVERLAYS
-from tests.test_fleet import _run_with_stderr
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no pseudo-terminals on Windows")
 

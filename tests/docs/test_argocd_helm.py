@@ -50,7 +50,10 @@ def test_repo_server_gets_the_sidecar_with_its_volumes(rendered) -> None:
     _, objects = rendered
     sidecar, spec = _sidecar(objects)
     assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
-    assert re.fullmatch(r"registry\.example\.com/cozy-render:0\.1\.0@sha256:[0-9a-f]{64}", sidecar["image"])
+    from renderer import __version__
+
+    assert re.fullmatch(rf"registry\.example\.com/cozy-render:{re.escape(__version__)}@sha256:[0-9a-f]{{64}}",
+                        sidecar["image"])
     assert sidecar["imagePullPolicy"] == "IfNotPresent"
     assert sidecar["securityContext"]["runAsUser"] == 999 and sidecar["securityContext"]["readOnlyRootFilesystem"]
     volumes = {v["name"]: v for v in spec["volumes"]}

@@ -113,7 +113,7 @@ def test_display_relative_to_sets_the_base_for_a_block(tmp_path: Path, monkeypat
     ("9" * 30, float("9" * 30)), ("2001-12-14", "2001-12-14"), ("~", None), ("NuLL", "NuLL"), ("0x1.8p1", "0x1.8p1"),
 ])
 def test_manifest_scalars_read_as_go_yaml_v2_then_json(text: str, value: object) -> None:
-    """What `kubectl label --local -o json` shows (tests/test_kubectl_scalars.py checks it against kubectl)."""
+    """What `kubectl label --local -o json` shows (tests/load/test_kubectl_scalars.py checks it against kubectl)."""
     ((data, _),) = load_documents(f"v: {text}\n", "m.yaml", yaml11=True)
     assert data["v"] == value and type(data["v"]) is type(value)
 

@@ -50,7 +50,7 @@ def test_rendered_directory_builds_with_kubectl_kustomize(cli, tmp_path: Path, c
 # The two Flux Kustomizations the README gives for Hubble patch mode, as kustomize overlays over the
 # same rendered folder: the first applies everything but the patch objects, the second (dependsOn the
 # first) only them. Flux's .spec.patches are kustomize patches, so kubectl kustomize builds the same.
-PATCH_CLUSTER = Path(__file__).parent / "cases" / "hubble-patch" / "repo" / "clusters" / "hubble-patch"
+PATCH_CLUSTER = Path(__file__).parents[1] / "cases" / "hubble-patch" / "repo" / "clusters" / "hubble-patch"
 FLUX_SPLIT = {
     "platform": "render.cozystack.io/ownership=patch",
     "patches": "render.cozystack.io/ownership!=patch",
