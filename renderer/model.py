@@ -14,6 +14,8 @@ MANAGED_BY = "cozy-render"
 CLUSTER_LABEL = "render.cozystack.io/cluster"
 PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 PACKAGE_API = "cozystack.io/v1alpha1"
+GPU_OPERATOR = "cozystack.gpu-operator"  # the Package of every GPU route (reference (c))
+NAD_API = "k8s.cni.cncf.io/v1"  # NetworkAttachmentDefinition (multus)
 
 # Objects that co-manage a Package the platform release renders (a "patch": Hubble's subtree of
 # cozystack.networking, a `packages:` entry tuning cozystack.metallb) must never create it (PLT-11):

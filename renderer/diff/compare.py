@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 
 from renderer.diff.normalize import LAST_APPLIED, PACKAGE_API, Obj, drop_foreign, normalise, project
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
+from renderer.model import CLUSTER_LABEL
 
-CLUSTER_LABEL = "render.cozystack.io/cluster"
 OWNERSHIP_ANNOTATION = "render.cozystack.io/ownership"
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 FLUX_RECONCILE = "kustomize.toolkit.fluxcd.io/reconcile"

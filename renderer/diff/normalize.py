@@ -19,10 +19,11 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from renderer.model import PACKAGE_API
+
 Obj = dict[str, Any]
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-PACKAGE_API = "cozystack.io/v1alpha1"
 
 
 class Normalisation(NamedTuple):

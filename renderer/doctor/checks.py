@@ -463,7 +463,7 @@ def check_operands(ctx: Context) -> Iterator[Diagnosis]:
     found = sorted(_name(d) for d in ctx.state.daemonsets if _name(d) in PINNED_OFF)
     if not found:
         return
-    live = (ctx.state.packages.get("cozystack.gpu-operator") or {}).get("spec") or {}
+    live = (ctx.state.packages.get(GPU_OPERATOR) or {}).get("spec") or {}
     variant = live.get("variant") or "default"
     ctx.claim(*[p for p in ctx.state.pods if any(_name(p).startswith(f + "-") for f in found)])
     yield Diagnosis("DOC-OPERANDS", f"DaemonSets {', '.join(found)} run though the container variant pins them off; "

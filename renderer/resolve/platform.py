@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer.errors import Finding
-from renderer.model import PLATFORM_PACKAGE
+from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE
 from renderer.platform_chart.model import RenderedPackage, go_format
 from renderer.tree import helm_merge
 
@@ -161,7 +161,7 @@ class PlatformFacts:
 
     @property
     def gpu_operator_bundle_enabled(self) -> bool:
-        return self.iaas_valid and self.optional_enabled("cozystack.gpu-operator")
+        return self.iaas_valid and self.optional_enabled(GPU_OPERATOR)
 
     @property
     def gpu_operator_variant(self) -> str:

@@ -18,10 +18,9 @@ from typing import Any
 
 from renderer.check.rules import Hit, RuleContext, rule
 from renderer.errors import ERROR, WARNING
-from renderer.model import PLATFORM_PACKAGE, Emitted
+from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE, Emitted
 from renderer.resolve.platform import PlatformFacts
 
-GPU_OPERATOR = "cozystack.gpu-operator"
 HAMI = "cozystack.hami"
 KUBEVIRT = "cozystack.kubevirt"
 OPERATOR_NAMESPACE = "cozy-gpu-operator"  # install.namespace of sources/gpu-operator.yaml

@@ -27,7 +27,7 @@ from renderer.check.rules.common import (
     written_variant,
 )
 from renderer.errors import ERROR, WARNING
-from renderer.model import PACKAGE_API, PLATFORM_PACKAGE
+from renderer.model import GPU_OPERATOR, PACKAGE_API, PLATFORM_PACKAGE
 from renderer.platform_chart.model import go_quote
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 
@@ -281,7 +281,7 @@ def plt_07(ctx: RuleContext) -> Iterator[Hit]:
                        f"{_BOOTBOX_APPLICATION} is still rendered (only {name} is suppressed) unless it is "
                        "disabled too.")
         else:
-            wiring = ", no KubeVirt GPU wiring" if name == "cozystack.gpu-operator" else ""
+            wiring = ", no KubeVirt GPU wiring" if name == GPU_OPERATOR else ""
             message = f"{name} is both enabled and disabled; disabled wins (no Package{wiring})."
         yield platform_list_hit(ctx, message, "enabledPackages", name)
 

@@ -24,11 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.errors import fail
-from renderer.model import Derived
+from renderer.model import GPU_OPERATOR, Derived
 from renderer.resolve.features.context import FeatureContext
 from renderer.tree import copy_tree, helm_merge
 
-GPU_OPERATOR = "cozystack.gpu-operator"
 HAMI = "cozystack.hami"
 BUNDLE_VARIANTS = ("default", "vgpu")
 # The gpu.* keys templates/bundles/iaas.yaml reads from platform values (reference (c), `gpu.*` table).

@@ -18,10 +18,9 @@ import re
 from typing import Any
 
 from renderer.errors import ERROR, Finding
-from renderer.model import Derived
+from renderer.model import NAD_API, Derived
 from renderer.resolve.features.context import FeatureContext
 
-NAD_API = "k8s.cni.cncf.io/v1"
 NAD_KIND = "NetworkAttachmentDefinition"
 DEFAULT_TYPE = "bridge"
 # Linux IFNAMSIZ is 16 including the terminating NUL; netplan, networkd and Talos refuse longer names.
