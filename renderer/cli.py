@@ -541,7 +541,7 @@ _add_examples(main)
 @runs
 def effective(**options: Any) -> int:
     """Every Package the cluster will have: the real platform chart's, with cozy-render's own on top."""
-    from renderer.effective.command import EffectiveRequest, run
+    from renderer.commands.effective import EffectiveRequest, run
 
     return run(EffectiveRequest(**options))
 
@@ -550,7 +550,7 @@ def effective(**options: Any) -> int:
 @runs
 def platforms() -> int:
     """List the vendored platform chart versions (platform.version) and the default."""
-    from renderer.effective.command import platforms as command
+    from renderer.commands.effective import platforms as command
 
     return command()
 

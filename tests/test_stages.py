@@ -16,11 +16,13 @@ STAGES = [
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),
     ("output", ["renderer.output", "renderer.docs_reference"]),
-    ("drive", ["renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp", "renderer.diff", "renderer.inputs",
-               "renderer.effective", "renderer.doctor", "renderer.preview"]),
+    # The requests are plain data the Click layer and the fast path build and the drivers read
+    # (diff, doctor and preview take theirs whole), so they sit with the drivers.
+    ("drive", ["renderer.requests", "renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp",
+               "renderer.diff", "renderer.inputs", "renderer.effective", "renderer.doctor", "renderer.preview"]),
 ]
-COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report", "renderer.requests",
-                 "renderer.commands", "renderer.effective.command")
+COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report",
+                 "renderer.commands")
 
 
 def stage_of(module: str) -> int | None:

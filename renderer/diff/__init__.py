@@ -18,33 +18,7 @@ from typing import Any, NamedTuple, TextIO
 
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, WARNING, Finding, RenderError
 from renderer.model import OWNERSHIP_ANNOTATION
-
-
-class DiffRequest(NamedTuple):
-    """Everything ``diff`` needs; the defaults here are the CLI's defaults."""
-
-    path: Path
-    all_clusters: bool = False
-    variants: Path | None = None
-    root: Path | None = None
-    kubernetes_version: str | None = None
-    snapshot: Path | None = None  # kubectl get -o yaml|json output: a file or a folder
-    against: Path | None = None  # a committed `render --out` folder
-    kubeconfig: Path | None = None
-    context: str | None = None
-    server_side: bool = False
-    field_manager: str = "cozy-render"
-    ignore: tuple[str, ...] = ()
-    show_secrets: bool = False
-    output: str = "text"  # text | json
-    color: str = "auto"  # auto | always | never
-    exit_zero: bool = False
-    timeout: float = 60.0  # seconds per cluster, every request and retry included
-    concurrency: int = 4  # clusters diffed at once with --all
-    effective: bool = False  # compare the effective Package set (the platform chart's Packages too)
-    helm: str | None = None  # for --effective: helm binary (default: helm on PATH)
-    platform_chart: Path | None = None  # for --effective: a chart folder instead of the vendored one
-    delivery: str = "argocd"  # argocd (cmp generate's output) | flux (render --out's, substitute mark included)
+from renderer.requests import DiffRequest
 
 
 def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -7,7 +7,7 @@
 - ``renderer.effective.chart_check`` is the check stage's one source of "what the platform renders"
   when helm is there (``platform_view``: helm's Packages, PLT-CHART on a chart failure), which the
   rules read through ``RuleContext.platform``; ``chart_findings`` is the chart's verdict alone;
-- ``renderer.effective.command`` is the command body (``run(request)``) and ``platforms``.
+- ``renderer.commands.effective`` is the command body (``run(request)``) and ``platforms``.
 
 Never on the ``render`` / ``cmp generate`` path: those stay helm-free (the Python model in
 ``renderer.platform_chart.model`` pre-empts the chart's failures there).

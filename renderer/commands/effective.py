@@ -10,19 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import NamedTuple
 
 from renderer.errors import EXIT_OK, fail
-
-
-class EffectiveRequest(NamedTuple):
-    path: Path
-    fmt: str = "yaml"  # yaml | json | table
-    helm: str | None = None
-    platform_chart: Path | None = None
-    variants: Path | None = None
-    root: Path | None = None
+from renderer.requests import EffectiveRequest
 
 
 def run(req: EffectiveRequest) -> int:
