@@ -23,13 +23,8 @@ COLUMNS = ("name", "os", "platform", "version", "gpu", "hubble", "vlans", "error
 _NUMERIC = ("vlans", "errors", "warnings")
 
 
-def gpu_route(overlay: Any) -> str:
-    variant = overlay.get("gpu", "variant") or "none"
-    if variant in ("default", "vgpu"):
-        return f"bundle:{variant}"
-    if variant == "container":
-        return "talos-native" if overlay.get("host", "os") == "talos" else "container"
-    return "none"
+# ls's names for the plan's GPU route (Plan.gpu_route): the bundle routes show which bundle variant.
+_ROUTE_SHOWN = {"passthrough": "bundle:default", "vgpu": "bundle:vgpu"}
 
 
 def row(cluster: ClusterRun) -> dict[str, Any]:
@@ -46,11 +41,11 @@ def described(result: RenderResult) -> dict[str, Any]:
     """What a row shows of a render (computed where it rendered: a worker sends back only this)."""
     overlay = result.overlay
     hubble = (overlay.get("hubble", "ownership") or "patch") if overlay.get("hubble", "enabled") is True else "off"
+    route = result.plan.gpu_route
     return {"name": overlay.name, "os": overlay.get("host", "os"), "platform": result.plan.platform_variant,
             # what the cluster asks for (an unknown one is its PLT-VERSION error), else the default it runs
-            "version": overlay.get("platform", "version") or result.plan.facts.version, "gpu": gpu_route(overlay),
-            "hubble": hubble,
-            "vlans": len(overlay.get("vlans") or [])}
+            "version": overlay.get("platform", "version") or result.plan.facts.version,
+            "gpu": _ROUTE_SHOWN.get(route, route), "hubble": hubble, "vlans": len(overlay.get("vlans") or [])}
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -34,6 +34,7 @@ class Plan(NamedTuple):
     findings: tuple[Finding, ...]
     inputs: tuple[Path, ...]  # every repository file read so far
     derived: tuple[Derived, ...] = ()  # platform values features set (prefix: a path in platform_values)
+    gpu_route: str = "none"  # passthrough | vgpu | container | talos-native | none (the GPU feature's choice)
 
 
 def resolve(overlay: Overlay, variants: Variants) -> Plan:
@@ -54,7 +55,7 @@ def resolve(overlay: Overlay, variants: Variants) -> Plan:
     _merge_package_lists(values, ctx.enabled_packages, ctx.disabled_packages)
     return Plan(overlay, variants, variant, values, PlatformFacts(catalogue, variant, values, version=version),
                 dict(ctx.enabled_packages), dict(ctx.disabled_packages), tuple(ctx.objects), tuple(ctx.findings),
-                tuple(ctx.inputs), tuple(ctx.derived))
+                tuple(ctx.inputs), tuple(ctx.derived), ctx.gpu_route)
 
 
 def chart_version(overlay: Overlay) -> tuple[str, list[Finding]]:

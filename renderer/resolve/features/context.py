@@ -32,6 +32,7 @@ class FeatureContext:
         self.findings: list[Finding] = []
         self.inputs: list[Path] = list(overlay.layers)  # every file the render read (render cache)
         self.derived: list[Derived] = []  # platform values a feature set (prefix: a path in the values)
+        self.gpu_route = "none"  # passthrough | vgpu | container | talos-native | none (the GPU feature)
 
     def add(self, obj: dict[str, Any], source: Location | None, origins: list[tuple[Path_, Path_]] | None = None,
             role: str = "manifest", derived: list[Derived] | None = None) -> Emitted:

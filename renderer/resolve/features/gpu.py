@@ -45,12 +45,19 @@ _VALUES = ("gpu", "values")
 _VERIFY = ("gpu", "verify")
 
 
+# The route each gpu.variant takes (reference (c)): the iaas bundle's passthrough or vGPU operator for
+# VMs, or pods' GPUs from a standalone Package (apt) or the Talos native overlay. The plan records it
+# (Plan.gpu_route) and ls shows it; doctor refines it from the objects (a hand-written operator Package too).
+GPU_ROUTES = {"default": "passthrough", "vgpu": "vgpu"}
+
+
 def contribute(ctx: FeatureContext) -> None:
     gpu = ctx.overlay.get("gpu")
     if not isinstance(gpu, dict):
         return
     variant = gpu.get("variant") or "none"
     if variant in BUNDLE_VARIANTS:
+        ctx.gpu_route = GPU_ROUTES[variant]
         _bundle_route(ctx, gpu, variant)
         if gpu.get("hami") is True:
             # cozystack.hami is an optional iaas package; on the container/none routes HAMI-01/HAMI-02
@@ -58,8 +65,10 @@ def contribute(ctx: FeatureContext) -> None:
             ctx.enable(HAMI, ctx.overlay.locate(("gpu", "hami")))
     elif variant == "container":
         if ctx.overlay.get("host", "os") == "talos":
+            ctx.gpu_route = "talos-native"
             _talos_native_route(ctx, gpu)
         else:
+            ctx.gpu_route = "container"
             _container_route(ctx, gpu)
     if gpu.get("verify") is True:
         _verify_job(ctx, variant)
