@@ -330,6 +330,7 @@ class KubeFake:
         self.token: str | None = None
         self.canned: dict[str, bytes] = {}  # path -> the exact body to answer a GET with (fuzzing)
         self.gauge: Gauge | None = None  # shared between fakes: how many requests are in flight at once
+        self.gauge_only: re.Pattern[str] | None = None  # count only requests to matching paths
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -592,7 +593,8 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             self._measured("PATCH")
 
         def _measured(self, method: str) -> None:
-            if fake.gauge is None:
+            gauged = fake.gauge_only is None or fake.gauge_only.search(self.path.split("?", 1)[0])
+            if fake.gauge is None or not gauged:
                 return self._handle(method)
             with fake.gauge:
                 return self._handle(method)

@@ -30,7 +30,7 @@ def test_a_finding_is_one_line_in_text_and_github_and_exact_in_json() -> None:
     text = report.text([finding])
     assert text.count("\n") == 1 and "\x1b" not in text
     assert text.startswith("clusters/c1\\n::error") and ":3:4: error[OVL-YAML]: bad c1\\n" in text
-    github = report._github(finding)
+    github = report.github_annotation(finding)
     # One line: a workflow command is recognised only at a line's start, so "::" inside the data is inert.
     assert github.count("\n") == 1 and github.startswith("::error file=clusters/c1"), github
     assert "file=clusters/c1\\n%3A%3Aerror file=.github/workflows/x.yml%2Cline=1%3A%3Aforged" in github

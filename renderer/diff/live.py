@@ -356,7 +356,17 @@ def client_parts() -> tuple[Any, Any, Any]:
     and the urllib3 pool. The packages are stood in for while those modules load, then removed, so a
     later ``import kubernetes`` anywhere in the process still runs the real packages (which reuse the
     modules loaded here)."""
+    # Clusters are read in threads (diff --all, doctor --all): one at a time swaps the stand-ins in.
+    with _CLIENT_PARTS_LOCK:
+        return _client_parts()
+
+
+_CLIENT_PARTS_LOCK = threading.Lock()
+
+
+def _client_parts() -> tuple[Any, Any, Any]:
     import importlib
+    import importlib.machinery
     import importlib.util
     import sys
     import types
@@ -376,6 +386,9 @@ def client_parts() -> tuple[Any, Any, Any]:
         if name not in sys.modules:
             stand_in = types.ModuleType(name)
             stand_in.__path__ = [str(folder)]
+            # a spec, so a find_spec("kubernetes") elsewhere meanwhile answers instead of raising
+            stand_in.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            stand_in.__spec__.submodule_search_locations = [str(folder)]
             sys.modules[name] = stand_in
             placed.append(name)
     try:

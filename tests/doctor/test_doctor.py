@@ -5,6 +5,7 @@ Each documented failure must come out with its code, node and fix; each healthy 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -364,6 +365,9 @@ def test_all_reads_at_most_concurrency_clusters_at_once(repo: Path, tmp_path: Pa
             fake.load({CONTAINER: fs.healthy_container, PASSTHROUGH: fs.healthy_passthrough,
                        TALOS: fs.healthy_talos}[name]())
             fake.gauge = gauge
+            # one nodes list per cluster, after discovery (which runs several requests at once): so
+            # the requests in flight to it are the clusters being read at once
+            fake.gauge_only = re.compile(r"/api/v1/nodes$")
             fake.slow(r"/api/v1/nodes$", 0.3)
         config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
         for name in ("hubble-generic-01", "vgpu-apt-01", "vlan-apt-01", "vlan-talos-01"):

@@ -154,8 +154,8 @@ def test_every_finding_prints_as_one_line_in_every_format(path: str, message: st
     from renderer.escape import quote
 
     finding = Finding("OVL-YAML", message + " " + quote(path), Location(path, 1, 2))
-    for text in (finding.format() + "\n", report._github(finding)):
+    for text in (finding.format() + "\n", report.github_annotation(finding)):
         assert text.count("\n") == 1 and text.endswith("\n")
         assert not any(ord(c) < 0x20 and c != "\n" for c in text)
-    assert report._github(finding).startswith("::error file=")
+    assert report.github_annotation(finding).startswith("::error file=")
     assert json.loads(json.dumps(finding.as_dict()))["file"] == path

@@ -22,7 +22,7 @@ from renderer import output
 from tests.conftest import REPO
 
 HEAD = ("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
-        "host: {os: apt}\nplatform: {variant: isp-full-generic}\n")
+        "host: {os: apt, cniPluginsProvided: true}\nplatform: {variant: isp-full-generic}\n")
 VLANS = ("vlans:\n  - {name: vlan100, id: 100, uplink: eno2, bridge: br100, namespaces: [tenant-a]}\n")
 
 
