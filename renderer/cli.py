@@ -35,7 +35,7 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                          help="Overlay repository root (default: nearest .git, or the folder above clusters/)."),
     "strict": click.option("--strict", is_flag=True, help="Treat warnings as errors."),
     "kubernetes_version": click.option("--kubernetes-version", "-k", "kubernetes_version",
-                                       callback=_kubernetes_version,
+                                       callback=_kubernetes_version, metavar="MINOR",
                                        help="Kubernetes version whose schemas validate core kinds (default 1.33)."),
     "validator": click.option("--validator", type=click.Choice(["auto", "builtin", "kubeconform"]), default="auto",
                               show_default=True,
@@ -369,7 +369,7 @@ def cmp_parameters() -> int:
 @click.option("--effective", is_flag=True,
               help="Compare the effective Package set (the platform chart's Packages too, rendered by helm) with "
                    "the live Packages: hand edits of platform Packages and keep-policy leftovers show.")
-@click.option("--helm", help="With --effective: the helm binary (default: helm on PATH).")
+@click.option("--helm", metavar="PATH", help="With --effective: the helm binary (default: helm on PATH).")
 @click.option("--platform-chart", type=click.Path(file_okay=False, path_type=Path),
               help="With --effective: a platform chart folder instead of the vendored one of platform.version.")
 @shared("variants", "root", "kubernetes_version")
@@ -534,7 +534,7 @@ _add_examples(main)
 @shared("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json", "table"]), default="yaml",
               show_default=True, help="yaml: the Packages as a stream; json: with origin and components; table.")
-@click.option("--helm", "helm", help="helm binary (default: helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", help="helm binary (default: helm on PATH).")
 @click.option("--platform-chart", "platform_chart", type=click.Path(file_okay=False, path_type=Path),
               help="A copy of Cozystack's packages/core/platform/ to use instead of the vendored version.")
 @shared("variants", "root")

@@ -56,8 +56,15 @@ def _usage(message: str) -> RenderError:
 
 
 def tree_root(root: Path | None) -> Path:
-    """The overlay tree init writes into: --root, else the working directory or the tree above it."""
+    """The overlay tree init writes into: --root, else the working directory or the tree above it.
+
+    A --root that does not exist is a typo, not a new tree (a new tree starts in a folder that is
+    there: ``mkdir overlays && cozy-render init NAME --root overlays``)."""
     if root is not None:
+        if not root.is_dir():
+            from renderer.escape import quote
+
+            raise _usage(f"--root {quote(str(root))} is not a folder; create it first to start a new overlay tree")
         return root
     here = Path.cwd()
     for candidate in (here, *here.parents):

@@ -136,3 +136,11 @@ def test_init_writes_the_platform_version_it_chose(cli, tree: Path) -> None:
     assert cli("init", "v1", "--os", "apt", "--root", str(tree))[0] == 0
     text = (tree / "clusters" / "v1" / "cluster.yaml").read_text()
     assert f"\n  version: {DEFAULT_VERSION}   # " in text and DEFAULT_VERSION == "v1.6.2"
+
+
+def test_an_unknown_root_is_a_usage_error_not_a_new_tree(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: `init --root <typo>` used to start a new tree with no base, silently."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("init", "edge-01", "--os", "apt", "--root", "overlay")
+    assert (code, out) == (2, "") and "error[CLI-INIT]: --root overlay is not a folder" in err
+    assert not (tmp_path / "overlay").exists()
