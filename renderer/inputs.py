@@ -36,7 +36,11 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     """
     from renderer.pipeline import Options, render_unrefused
 
-    result = render_unrefused(path, Options(variants, root, validator="builtin"))
+    return inputs_of(render_unrefused(path, Options(variants, root, validator="builtin")))
+
+
+def inputs_of(result: Any) -> dict[str, Any]:
+    """What ``cluster_inputs`` reports, of a finished render."""
     overlay, variant_data = result.overlay, result.variants
     repo_root = overlay.root
     read = {p.resolve() for p in [*result.inputs, *variant_overrides(variant_data)]}

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
+from renderer import report
 from renderer.errors import EXIT_OK, fail
 from renderer.requests import EffectiveRequest
+
+if TYPE_CHECKING:
+    from renderer.effective.packages import EffectiveSet
 
 
 def run(req: EffectiveRequest) -> int:
@@ -35,32 +40,48 @@ def run(req: EffectiveRequest) -> int:
         sys.stderr.write(warning.format() + "\n")
     version, chart = cluster_chart(result, req.platform_chart)
     found = effective_set(result, helm, chart, version)
-    sys.stdout.write(format_set(found, req.fmt))
+    report.show("effective", req.fmt, found)
     return EXIT_OK
 
 
 def format_set(found: object, fmt: str) -> str:
-    from renderer.effective.packages import EffectiveSet
+    """The effective set as ``fmt`` prints it (the registered reporter's text)."""
+    import io
 
-    assert isinstance(found, EffectiveSet)
-    if fmt == "json":
-        return json.dumps({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
-                           "packageSources": found.package_sources,
-                           "packages": [p.as_dict() for p in found.packages]}, indent=2, sort_keys=False) + "\n"
+    out = io.StringIO()
+    report.show("effective", fmt, found, report.Streams(out, sys.stderr))
+    return out.getvalue()
+
+
+@report.reporter("effective", "json")
+def _json(found: EffectiveSet, streams: report.Streams) -> None:
+    streams.stdout.write(json.dumps({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
+                                     "packageSources": found.package_sources,
+                                     "packages": [p.as_dict() for p in found.packages]}, indent=2) + "\n")
+
+
+def _header(found: EffectiveSet) -> list[str]:
     header = [f"# platform chart {found.version}: {len(found.packages)} Packages, "
               f"{found.package_sources} PackageSources", "# assumed absent offline:"]
-    header += [f"#   - {item}" for item in found.assumed_absent]
-    if fmt == "table":
-        rows = [("NAME", "VARIANT", "ORIGIN", "COMPONENTS")]
-        rows += [(p.name, p.variant, p.origin, ",".join(p.components) or "-") for p in found.packages]
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        lines = ["  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
-                 for row in rows]
-        return "\n".join(lines + header) + "\n"
+    return header + [f"#   - {item}" for item in found.assumed_absent]
+
+
+@report.reporter("effective", "table")
+def _table(found: EffectiveSet, streams: report.Streams) -> None:
+    rows = [("NAME", "VARIANT", "ORIGIN", "COMPONENTS")]
+    rows += [(p.name, p.variant, p.origin, ",".join(p.components) or "-") for p in found.packages]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
+             for row in rows]
+    streams.stdout.write("\n".join(lines + _header(found)) + "\n")
+
+
+@report.reporter("effective", "yaml")
+def _yaml(found: EffectiveSet, streams: report.Streams) -> None:
     from renderer.output.yaml import dump_one
 
     docs = [f"# origin: {p.origin}\n{dump_one(p.obj)}" for p in found.packages]
-    return "\n".join(header) + "\n---\n" + "---\n".join(docs)
+    streams.stdout.write("\n".join(_header(found)) + "\n---\n" + "---\n".join(docs))
 
 
 def platforms() -> int:

@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 import json
-import sys
+from typing import Any
 
-from renderer.errors import EXIT_OK
+from renderer import report
+from renderer.errors import EXIT_OK, RenderError
 from renderer.requests import InputsRequest
 
 
 def run(req: InputsRequest) -> int:
-    from renderer.inputs import cluster_inputs, text_lines
-    from renderer.pipeline import cluster_paths
+    from renderer.inputs import inputs_of
+    from renderer.pipeline import Options, run
 
-    clusters = [cluster_inputs(p, req.variants, req.root) for p in cluster_paths(req.path, req.all_clusters)]
-    if req.fmt == "json":
-        document = {"apiVersion": "cozy-render/v1", "kind": "Inputs", "clusters": clusters}  # output-schemas/inputs
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    else:
-        sys.stdout.write("".join(line + "\n" for line in text_lines(clusters, req.all_clusters)))
+    # not refused by error findings: a cluster that fails its rules still reads the same files
+    done = run(req.path, Options(req.variants, req.root, validator="builtin", refuse=False),
+               all_clusters=req.all_clusters, keep=inputs_of)
+    refused = [c for c in done.clusters if c.refused]
+    if refused:
+        raise RenderError([f for c in refused for f in c.findings], max(c.refused for c in refused))
+    report.show("inputs", req.fmt, (req.all_clusters, [c.kept for c in done.clusters]))
     return EXIT_OK
+
+
+@report.reporter("inputs", "json")
+def _json(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -> None:
+    document = {"apiVersion": report.JSON_API_VERSION, "kind": "Inputs", "clusters": payload[1]}  # output-schemas
+    streams.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+@report.reporter("inputs", "text")
+def _text(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -> None:
+    from renderer.inputs import text_lines
+
+    all_clusters, clusters = payload
+    streams.stdout.write("".join(line + "\n" for line in text_lines(clusters, all_clusters)))
