@@ -44,15 +44,6 @@ def run(req: EffectiveRequest) -> int:
     return EXIT_OK
 
 
-def format_set(found: object, fmt: str) -> str:
-    """The effective set as ``fmt`` prints it (the registered reporter's text)."""
-    import io
-
-    out = io.StringIO()
-    report.show("effective", fmt, found, report.Streams(out, sys.stderr))
-    return out.getvalue()
-
-
 @report.reporter("effective", "json")
 def _json(found: EffectiveSet, streams: report.Streams) -> None:
     streams.stdout.write(json.dumps({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
