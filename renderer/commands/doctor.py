@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from renderer import report as reporting
 from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.requests import DoctorRequest
 
@@ -23,17 +24,13 @@ def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     _check_usage(request)
     _require_client()
-    from renderer.doctor import report
 
     results = _render(request)
     jobs = [_job(request, result) for result in results]
     outcomes, failures = _run_bounded(request, jobs)
     if failures and not outcomes:
         raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
-    if request.output == "json":
-        out.write(report.as_json(outcomes, failures))
-    else:
-        report.write_text(outcomes, out)
+    reporting.show("doctor", request.output, (outcomes, failures), reporting.Streams(out, sys.stderr))
     out.flush()
     if failures:
         raise RenderError(failures, EXIT_INPUT)
@@ -152,3 +149,18 @@ def _run_bounded(request: DoctorRequest, jobs: list[tuple[str, Callable[[], Any]
     with lock:
         return ([results[i] for i in sorted(results) if i not in errors],
                 [f for i in sorted(errors) for f in errors[i]])
+
+
+@reporting.reporter("doctor", "json")
+def _json(payload: tuple[list[Any], list[Finding]], streams: reporting.Streams) -> None:
+    from renderer.doctor import report
+
+    streams.stdout.write(report.as_json(*payload))
+
+
+@reporting.reporter("doctor", "text")
+def _text(payload: tuple[list[Any], list[Finding]], streams: reporting.Streams) -> None:
+    from renderer.doctor import report
+
+    report.write_text(payload[0], streams.stdout)
+
