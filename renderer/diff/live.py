@@ -9,6 +9,7 @@ Every source answers the same two questions for one cluster: the live copy of ea
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import threading
@@ -356,12 +357,17 @@ def client_parts() -> tuple[Any, Any, Any]:
     and the urllib3 pool. The packages are stood in for while those modules load, then removed, so a
     later ``import kubernetes`` anywhere in the process still runs the real packages (which reuse the
     modules loaded here)."""
+    # The client logs through the root logger (exec_provider: "exec: process returned -9" when an
+    # exec plugin is killed at the deadline); with no handler, Python's last resort would print that
+    # library noise beside the one located error line. The error itself is cozy-render's to word.
+    logging.getLogger().addHandler(_QUIET)
     # Clusters are read in threads (diff --all, doctor --all): one at a time swaps the stand-ins in.
     with _CLIENT_PARTS_LOCK:
         return _client_parts()
 
 
 _CLIENT_PARTS_LOCK = threading.Lock()
+_QUIET = logging.NullHandler()
 
 
 def _client_parts() -> tuple[Any, Any, Any]:
