@@ -105,7 +105,8 @@ def unified(item: Item) -> list[str]:
                                      f"live/{name}", f"render/{name}", lineterm=""))
 
 
-def _paint(line: str, colour: bool) -> str:
+def paint(line: str, colour: bool) -> str:
+    """A unified-diff line in the terminal colours diff and diff --base share."""
     if not colour:
         return line
     if line.startswith(("+++", "---")):
@@ -139,7 +140,7 @@ def write_text(outcome: Outcome, out: TextIO, colour: bool, with_diffs: bool, he
         out.write(f"{status}  {ref(item.key)}{note}\n")
         if with_diffs and item.status in (CHANGE, CREATE, ORPHANED):
             for line in unified(item):
-                out.write(_paint(line, colour) + "\n")
+                out.write(paint(line, colour) + "\n")
     out.write(summary(outcome) + "\n")
 
 

@@ -200,17 +200,9 @@ def _totals(review: Review) -> str:
 
 
 def _paint_diff(line: str, colour: bool) -> str:
-    if not colour:
-        return line
-    if line.startswith(("+++", "---")):
-        return BOLD + line + RESET
-    if line.startswith("+"):
-        return GREEN + line + RESET
-    if line.startswith("-"):
-        return RED + line + RESET
-    if line.startswith("@@"):
-        return CYAN + line + RESET
-    return line
+    from renderer.diff.report import paint  # the live diff's colours, one definition
+
+    return paint(line, colour)
 
 
 # --- JSON ---------------------------------------------------------------------------------------
