@@ -74,12 +74,17 @@ def run_options(base: str | None, head: str | None, fail_on_new_errors: bool, op
 
 
 def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO | None = None) -> int:
-    from renderer import report as reporting
-    from renderer.preview import report  # noqa: F401 - registers the review reporters (text, json, markdown)
+    from renderer.preview import report
 
     out = stdout or sys.stdout
     result = collect(request)
-    reporting.show("review", request.output, (result, request), reporting.Streams(out, sys.stderr))
+    command = report.rerun_command(request)
+    if request.output == "json":
+        out.write(report.as_json(result))
+    elif request.output == "markdown":
+        out.write(report.as_markdown(result, command, request.markdown_limit))
+    else:
+        report.write_text(result, out, report.use_colour(request.color, out))
     out.flush()
     if request.fail_on_new_errors:
         return EXIT_FINDINGS if any(c.new_errors for c in result.clusters) else EXIT_OK

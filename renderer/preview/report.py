@@ -426,25 +426,3 @@ def as_markdown(review: Review, command: str, limit: int) -> str:
             tail = f"\n**Cut to fit the comment limit.** {see_all}\n"
         out += tail
     return out if len(out) <= limit else out[:limit]
-
-
-# The registered reporters of `diff --base` (renderer.report): one per -o format.
-from renderer import report as _reporting  # noqa: E402 - registered after the formatters they call
-
-
-@_reporting.reporter("review", "json")
-def _json(payload: tuple[Any, Any], streams: _reporting.Streams) -> None:
-    streams.stdout.write(as_json(payload[0]))
-
-
-@_reporting.reporter("review", "markdown")
-def _markdown(payload: tuple[Any, Any], streams: _reporting.Streams) -> None:
-    result, request = payload
-    streams.stdout.write(as_markdown(result, rerun_command(request), request.markdown_limit))
-
-
-@_reporting.reporter("review", "text")
-def _text(payload: tuple[Any, Any], streams: _reporting.Streams) -> None:
-    result, request = payload
-    write_text(result, streams.stdout, use_colour(request.color, streams.stdout))
-
