@@ -252,18 +252,6 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
     return result
 
 
-def render_many(paths: list[Path], *, variants: Path | None = None, root: Path | None = None, strict: bool = False,
-                extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
-                validator: str = "auto") -> tuple[list[RenderResult], list[Finding]]:
-    """Render every path; returns (results, warnings), or raises with every cluster's failures
-    (``Run.failures``) when one is refused or, with ``strict``, warned."""
-    options = Options(variants, root, extra_vars, kubernetes_version, validator, strict=strict)
-    done = Run([run_cluster(p, options) for p in batch.clusters(paths)], options)
-    if done.exit_code != EXIT_OK:
-        raise RenderError(done.failures(), done.exit_code)
-    return done.results, [f for r in done.results for f in r.findings if f.severity == WARNING]
-
-
 def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
     """PATH itself, or with ``--all`` every ``clusters/*/cluster.yaml`` folder of the tree at PATH."""
     if not all_clusters:
