@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import targets
 from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
@@ -225,10 +226,9 @@ def main() -> None:
         mine = [r for r in rows if r[0] == fmt]
         small, big = mine[0], mine[-1]
         if len(mine) >= 2:
-            lines.append(f"- {fmt}: {big[1]:,} / {small[1]:,} objects took **{big[4] / small[4]:.1f}x** the time "
-                         f"(target: within 12x)")
-        lines.append(f"- {fmt}: {big[1]:,} objects in **{big[4]:.2f} s** (target < 3 s: "
-                     f"{'met' if big[4] < 3 else 'missed'})")
+            lines.append(targets.line(f"{fmt}: {big[1]:,} / {small[1]:,} objects, time", big[4] / small[4], "<=", 12,
+                                      "x", digits=1))
+        lines.append(targets.line(f"{fmt}: {big[1]:,} objects", big[4], "<", 3, " s"))
     for fmt, seconds in parse.items():
         parser_name = "json.loads" if fmt == "json" else "PyYAML CSafeLoader"
         lines.append(f"- parsing the {sizes[-1]:,}-object {fmt} snapshot alone ({parser_name}, median of 3): "
