@@ -18,7 +18,8 @@ default. All of them are part of Argo CD's manifest cache key (the app source wi
 and parameters, and the cluster version), so a render stays a pure function of that key.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import json
 import re

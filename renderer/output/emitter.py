@@ -85,7 +85,7 @@ def _is_special(ch: str) -> bool:
 def _has_special(text: str) -> bool:
     if text.isascii():
         return _ASCII_SPECIAL.search(text) is not None
-    return any(map(_is_special, text))
+    return any(map(_is_special, set(text)))  # each distinct character once: a long text repeats most
 
 
 # Line breaks other than \n: libyaml treats them as breaks (U+2028/2029 are printable).
