@@ -170,6 +170,12 @@ def test_a_hit_imports_only_what_replaying_needs(argv: list[str], samples: Path,
     assert hit.stderr.partition("|LOADED=")[2] == "ruamel"
 
 
-def test_a_hit_needs_the_working_directory(samples: Path, tmp_path: Path) -> None:
-    """A deleted working directory is not a hit but the full path's CLI-CWD refusal."""
-    assert cache.replay(["render", "."], {"COZY_RENDER_CACHE_DIR": str(tmp_path)}) is None
+def test_a_deleted_working_directory_is_not_a_hit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full path then refuses with CLI-CWD (renderer.streams), as without the cache."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    env = {"COZY_RENDER_CACHE_DIR": str(tmp_path / "cache"), "ARGOCD_APP_SOURCE_PATH": "clusters/c1"}
+    assert cache.replay(["render", "."], env) is None
+    assert cache.replay(["cmp", "generate"], env) is None

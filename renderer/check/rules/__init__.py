@@ -62,7 +62,7 @@ def rule(id: str, severity: str, summary: str, explanation: str, sources: Iterab
          deferred_to: Iterable[str] = ()) -> Callable[..., Any]:
     assert severity in (ERROR, WARNING), severity
 
-    def declare(check: Callable[[RuleContext], Iterable[Hit]]) -> Callable[[RuleContext], Iterable[Hit]]:
+    def declare(check: "Callable[[RuleContext], Iterable[Hit]]") -> "Callable[[RuleContext], Iterable[Hit]]":
         # The declaration travels with its function; all_rules() collects it from the module.
         vars(check)["rule"] = Rule(id, severity, summary, explanation.strip(), tuple(sources), check,
                                    tuple(deferred_to))
