@@ -102,21 +102,23 @@ class _Listing:
         return cls(files, libraries, folders)
 
     def dump(self) -> str:
-        """One record per NUL (no path holds one): ``D<mtime_ns>:<folder>``, ``F<file>``, ``L<name>:<origin>``."""
+        """One record per NUL (no path holds one): ``D<mtime_ns>:<folder>``, ``F<file>``, ``L<name>:<origin>``,
+        then ``E<count of records before it>``."""
         records = [_MEMO_FORMAT]
         records += [f"D{os.stat(folder).st_mtime_ns}:{folder}" for folder in self.folders]
         records += [f"F{path}" for path in self.files]
         records += [f"L{name}:{origin}" for name, origin in self.libraries]
+        records.append(f"E{len(records)}")  # a listing cut short is not a listing
         return "\0".join(records)
 
     @classmethod
     def load(cls, text: str) -> _Listing | None:
         """The listing ``dump`` wrote, while every folder it names has the modification time recorded."""
         records = text.split("\0")
-        if records[0] != _MEMO_FORMAT:
+        if records[0] != _MEMO_FORMAT or records[-1] != f"E{len(records) - 1}":
             return None
         listing = cls([], [], [])
-        for record in records[1:]:
+        for record in records[1:-1]:
             kind, value = record[:1], record[1:]
             if kind == "F":
                 listing.files.append(value)
@@ -133,7 +135,7 @@ class _Listing:
         return listing
 
 
-_MEMO_FORMAT = "cozy-render-code-listing-v1"
+_MEMO_FORMAT = "cozy-render-code-listing-v2"
 # A folder changed this recently may change again within its file system's timestamp granularity
 # without its mtime moving, so a listing taken then is used but not remembered ("racy git").
 _SETTLED_NS = 2_000_000_000
