@@ -181,12 +181,36 @@ def _listing(folder: StrPath | None) -> _Listing:
     return listing
 
 
+def _stat_lines(paths: list[str]) -> list[str]:
+    """``_stat_line`` of each path; a folder's files are stat-ed relative to it (``dir_fd``), which spares
+    the kernel walking the whole path ~400 times (about 40 % of a hit's own time)."""
+    if os.stat not in os.supports_dir_fd:  # pragma: no cover - not on Linux or macOS
+        return [_stat_line(path) for path in paths]
+    lines: list[str] = []
+    current, fd = None, -1
+    try:
+        for path in paths:
+            where, name = os.path.split(path)
+            if where != current:
+                if fd >= 0:
+                    os.close(fd)
+                    fd = -1
+                fd = os.open(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+                current = where
+            st = os.stat(name, dir_fd=fd)
+            lines.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return lines
+
+
 def fingerprint(folder: StrPath | None = None) -> str:
     """Identity of the code that renders: every file of the installed package (its size and mtime) and
     each library's entry file; ``folder`` (the cache folder) remembers which files those are."""
     listing = _listing(folder)
     lines = [_FORMAT, sys.version, sys.platform]
-    lines += [_stat_line(path) for path in listing.files]
+    lines += _stat_lines(listing.files)
     lines += [_stat_line(origin) if origin else f"{name}:missing" for name, origin in listing.libraries]
     return _sha256("\n".join(lines).encode()).hexdigest()
 

@@ -97,6 +97,15 @@ def test_the_remembered_listing_gives_the_walked_fingerprint(tmp_path: Path) -> 
     assert len(memo) <= 1
 
 
+def test_stat_lines_relative_to_each_folder_are_the_stat_lines(tmp_path: Path) -> None:
+    files = [str(p) for p in sorted(Path(cache.__file__).parent.rglob("*.py"))][:50]
+    (tmp_path / "link").symlink_to(files[0])
+    files.append(str(tmp_path / "link"))  # followed, as os.stat does
+    assert cache._stat_lines(files) == [cache._stat_line(p) for p in files]
+    with pytest.raises(FileNotFoundError):
+        cache._stat_lines([str(tmp_path / "gone.py")])
+
+
 def test_a_listing_is_forgotten_when_a_folder_of_it_changes(tmp_path: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
