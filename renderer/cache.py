@@ -190,7 +190,8 @@ def _stat_lines(paths: list[str]) -> list[str]:
     current, fd = None, -1
     try:
         for path in paths:
-            where, name = os.path.split(path)
+            where, _, name = path.rpartition(os.sep)  # os.path.split's work for a normalised path
+            where = where or os.sep
             if where != current:
                 if fd >= 0:
                     os.close(fd)
