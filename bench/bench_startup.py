@@ -17,9 +17,12 @@ result says where the time goes: `python -X importtime` (top-level imports) and 
 
 cozy-render is measured installed from a wheel (bytecode compiled at install time) into a fresh
 virtual environment this script builds with pip (``bench/proc.py``). `--venv DIR` reuses an existing
-environment that has cozy-render installed.
+environment that has cozy-render installed. `--compare DIR` also times the cozy-render of another
+environment (an older build, say) in the same interleaved runs, and prints each figure's ratio to it:
+the way to measure a change on a busy machine.
 
-Usage: python bench/bench_startup.py [--runs N] [--venv DIR] [--write]   (--write updates bench/RESULTS.md)
+Usage: python bench/bench_startup.py [--runs N] [--venv DIR] [--compare DIR] [--write]
+       (--write updates bench/RESULTS.md)
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     parser.add_argument("--venv", type=Path, help="existing environment with cozy-render installed")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another environment with cozy-render installed, timed in the same runs (baseline)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         python = (args.venv / "bin" / "python") if args.venv else proc.build_venv(Path(scratch) / "venv")
@@ -108,6 +113,13 @@ def run(python: Path, args: argparse.Namespace) -> str:
         }
         if kubectl:
             cases["kubectl kustomize"] = ([kubectl, "kustomize", str(out)], proc.ENV, None)
+        if args.compare:
+            other = proc.cozy_render(args.compare / "bin" / "python")
+            other_cache = {"COZY_RENDER_CACHE_DIR": str(Path(tmp) / "cache-baseline")}
+            for name, (cmd, env, cwd) in list(cases.items()):
+                if name.startswith(("render", "cmp")):
+                    cached_env = {**env, **other_cache} if "hit" in name else env
+                    cases[f"{name} [baseline]"] = ([*other, *cmd[len(cozy):]], cached_env, cwd)
         for cmd, env, cwd in cases.values():  # warm the page cache and the render cache; not counted
             proc.timed(cmd, env, cwd)
         samples: dict[str, list[float]] = {name: [] for name in cases}
@@ -132,7 +144,7 @@ def run(python: Path, args: argparse.Namespace) -> str:
         lines.append(f"| {name} | {ms:.1f} |")
     lines.append("")
     missed = False
-    for name in [n for n in med if n.startswith(("render", "cmp"))]:
+    for name in [n for n in med if n.startswith(("render", "cmp")) and not n.endswith("[baseline]")]:
         target = TARGET_HIT if "hit" in name else TARGET_MISS
         if "kubectl kustomize" in med:
             ratio = med[name] / med["kubectl kustomize"]
@@ -142,6 +154,11 @@ def run(python: Path, args: argparse.Namespace) -> str:
         else:
             lines.append(f"- {name} / kubectl kustomize: not measured (kubectl is not on PATH); "
                          f"{med[name] / med['bare python']:.2f}x the bare interpreter")
+    if args.compare:
+        lines.append(f"- baseline: cozy-render of `{args.compare}`, timed in the same runs")
+        for name in [n for n in med if n.endswith("[baseline]")]:
+            mine = name.removesuffix(" [baseline]")
+            lines.append(f"- {mine}: **{med[mine] / med[name]:.2f}x** the baseline ({med[name]:.1f} ms there)")
     floor = med["python -c 'import ruamel.yaml'"]
     lines.append(f"- floor of a cache miss, the interpreter importing ruamel.yaml alone: {floor:.1f} ms"
                  + (f" = **{floor / med['kubectl kustomize']:.2f}x** kubectl kustomize" if "kubectl kustomize" in med

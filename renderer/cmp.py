@@ -18,7 +18,8 @@ default. All of them are part of Argo CD's manifest cache key (the app source wi
 and parameters, and the cluster version), so a render stays a pure function of that key.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import json
 import re
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 from renderer.codes import Code
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
 from renderer.load import limits
+from renderer.load.roots import checkout_parts
 
 CODES: list[Code] = [
     Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
@@ -243,11 +245,6 @@ class Checkout(NamedTuple):
     prefix: str  # that folder's path inside the repository: "" unless Argo CD sent only a sub-tree
 
 
-# argocd-cmp-server unpacks each request into <ARGOCD_CMP_WORKDIR or $TMPDIR>/_cmp_server/<random>/
-# (argo-cd common/common.go DefaultCMPWorkDirName, cmpserver/plugin/plugin.go getTempDirMustCleanup).
-CMP_WORK_DIR_NAME = "_cmp_server"
-
-
 def checkout(app_dir: Path, source_path: str) -> Checkout | None:
     """The checkout Argo CD unpacked, from the working directory and ARGOCD_APP_SOURCE_PATH.
 
@@ -258,20 +255,10 @@ def checkout(app_dir: Path, source_path: str) -> Checkout | None:
     ``overlays/clusters/c1``: the unpacked folder is then the one below ``_cmp_server`` and its path
     in the repository is what the source path has left over (``overlays``). Argo CD may leave .git
     out of the tarball, so ordinary root detection can miss; this is exact. None when neither fits.
+    The work is ``renderer.load.roots.checkout_parts``, which a render-cache hit calls without this module.
     """
-    parts = [p for p in Path(source_path).parts if p not in ("", ".", "/")]
-    if not parts or ".." in parts:
-        return None
-    app = app_dir.absolute().parts
-    if tuple(app[-len(parts):]) == tuple(parts):
-        return Checkout(Path(*app[:-len(parts)]), "")
-    for i in range(len(app) - 2, -1, -1):
-        if app[i] == CMP_WORK_DIR_NAME:
-            inside = app[i + 2:]
-            if inside and len(inside) < len(parts) and tuple(parts[-len(inside):]) == tuple(inside):
-                return Checkout(Path(*app[:i + 2]), "/".join(parts[:-len(inside)]))
-            break
-    return None
+    found = checkout_parts(app_dir.absolute().parts, source_path)
+    return Checkout(Path(*found[0]), found[1]) if found else None
 
 
 def repository_root(app_dir: Path, source_path: str) -> Path | None:

@@ -7,7 +7,8 @@ A module that prints a new code declares it in its own ``CODES`` list and is nam
 one that is not registered.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import importlib
 from typing import NamedTuple

@@ -6,26 +6,35 @@ Exactly those two argument vectors, with no options, build the same request obje
 commands build (``renderer.requests``, where the defaults live) and run the same command bodies,
 without importing Click (~30 ms here). Anything else, including ``--help``, options, or a PATH that
 does not exist (Click reports that as a usage error), goes through Click.
+
+With ``COZY_RENDER_CACHE_DIR`` set, the two fast paths first look the render up in the cache
+(``renderer.cache.replay``) before any request object exists: a hit imports nothing but ``os``,
+``sys`` and the cache's own few lines, and writes the stored bytes through ``renderer.runner``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a cache hit never does)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def fast_path(argv: list[str]) -> Callable[[], int] | None:
     """The command body for ``argv`` when it is one of the two hot argument vectors, else None."""
-    from pathlib import Path
-
     if argv == ["cmp", "generate"]:
+        from pathlib import Path
+
         from renderer.commands import cmp
         from renderer.requests import CmpGenerateRequest
 
         cmp_request = CmpGenerateRequest.from_environment(Path("."))
         return lambda: cmp.generate(cmp_request)
     if len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):
+        from pathlib import Path
+
         from renderer.commands import render
         from renderer.requests import RenderRequest
 
@@ -34,8 +43,30 @@ def fast_path(argv: list[str]) -> Callable[[], int] | None:
     return None
 
 
+def cached(argv: list[str]) -> tuple[str, str] | None:
+    """The render cache's (stdout, stderr) for a fast-path ``argv``, else None (``renderer.cache.replay``)."""
+    if not os.environ.get("COZY_RENDER_CACHE_DIR"):  # renderer.cache.ENV; not imported unless set
+        return None
+    from renderer.cache import replay
+
+    return replay(argv, os.environ)
+
+
+def _replayed(stdout: str, stderr: str) -> int:
+    """What ``renderer.commands.common.write_cached`` writes on a hit, in the same order."""
+    sys.stderr.write(stderr)
+    sys.stdout.write(stdout)
+    return 0  # renderer.errors.EXIT_OK
+
+
 def main() -> None:
-    body = fast_path(sys.argv[1:])
+    argv = sys.argv[1:]
+    hit = cached(argv)
+    if hit is not None:
+        from renderer.runner import execute
+
+        execute(lambda: _replayed(*hit))
+    body = fast_path(argv)
     if body is not None:
         from renderer.runner import execute
 

@@ -4,7 +4,8 @@ The core never prints or exits: it raises ``RenderError`` carrying every finding
 the CLI turns that into ``file:line:col: error[CODE]: message`` lines and an exit code.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from typing import NamedTuple
 

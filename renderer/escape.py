@@ -8,7 +8,12 @@ candidate, or drive the terminal with escape sequences. Every message goes throu
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
+
+from renderer.lazyre import lazy
+
+if TYPE_CHECKING:
+    import re
 
 # The longest value spliced into a message, in characters; the rest is cut and counted.
 MAX_VALUE_CHARS = 240
@@ -17,8 +22,8 @@ MAX_MESSAGE_CHARS = 4_000
 
 # C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidirectional overrides
 # (a terminal or a browser would reorder or break the line on them).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
-_PLAIN = re.compile(r"[A-Za-z0-9._/@+=,:~\-]+")
+_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_PLAIN = lazy(r"[A-Za-z0-9._/@+=,:~\-]+")
 
 
 def has_unsafe(text: str) -> bool:

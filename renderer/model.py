@@ -1,7 +1,8 @@
 """The names cozy-render and Cozystack agree on, and ``Emitted``: one object a stage produced, with
 where its parts came from. Shared by resolve, emit and check; imports no stage."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from typing import Any, NamedTuple
 

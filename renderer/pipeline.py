@@ -11,7 +11,8 @@ overlay and the variant data into a plan, ``renderer.emit`` writes the objects, 
 prints or exits.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,7 +39,7 @@ class Options(NamedTuple):
     validator: str = "auto"
     strict: bool = False  # warnings fail as errors do (``failing``)
     refuse: bool = True  # render: an error refuses the cluster (exit 3); check: report it (exit 1)
-    chart: ChartChoice | None = None  # who says what the platform chart renders; None: the built-in model
+    chart: "ChartChoice | None" = None  # who says what the platform chart renders; None: the built-in model
     flux: bool = False  # the Flux delivery checks (FLUX-SUBST), part of `check`
     jobs: int = 1  # worker processes for a fleet (``run`` with a ``keep``); output is the same as serial
 

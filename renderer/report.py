@@ -13,7 +13,8 @@ Subjects and their formats:
 - ``objects``: ``yaml`` (a stream) and ``json`` (a ``v1`` List) on stdout.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import json
 import os

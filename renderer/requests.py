@@ -7,9 +7,11 @@ start-up that Argo CD pays on every refresh).
 
 The render cache key is derived from the whole request (``cache_fields``), so an option added here
 is part of the key without anyone remembering to list it.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: ``typing.NamedTuple`` turns each string annotation
+into a ``ForwardRef``, which compiles it, ~0.25 M instructions per field; evaluated annotations cost
+nothing (issue 24: about 8 % of a cold render's start-up for this module's 14 requests).
+"""
 
 import os
 from pathlib import Path
@@ -58,7 +60,7 @@ class CmpGenerateRequest(NamedTuple):
     kube_version: str = ""  # KUBE_VERSION: the destination cluster's version, the default schema version
 
     @classmethod
-    def from_environment(cls, path: Path = Path(".")) -> CmpGenerateRequest:
+    def from_environment(cls, path: Path = Path(".")) -> "CmpGenerateRequest":
         env = os.environ
         plugin_env = tuple(sorted((k, v) for k, v in env.items() if k.startswith("ARGOCD_ENV_")))
         return cls(path, env.get("ARGOCD_APP_PARAMETERS", ""), env.get("ARGOCD_APP_SOURCE_PATH", ""), plugin_env,

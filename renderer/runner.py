@@ -1,16 +1,19 @@
 """The one place that turns a command body's result or exception into output and an exit code
-(the table is in ``renderer.errors``). Command bodies return an exit code or raise ``RenderError``."""
+(the table is in ``renderer.errors``). Command bodies return an exit code or raise ``RenderError``.
+
+A render-cache hit runs through here too (``renderer.entry``), so this module imports only ``os`` and
+``sys`` up front; what reports a failure is imported when there is one.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Callable
-from typing import NoReturn
 
-from renderer import report
-from renderer.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, RenderError
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
 
 
 def execute(body: Callable[[], int | None], debug: bool = False,
@@ -24,15 +27,15 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         require_working_directory()
         code = body()
         sys.stdout.flush()
-    except RenderError as exc:
-        report.write(exc.findings)
-        sys.exit(exc.exit_code)
     except BrokenPipeError:
         # The reader went away (`| head`); nothing useful can be said on a closed stdout.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        from renderer.errors import EXIT_OK
+
         sys.exit(EXIT_OK)
     except OSError as exc:
+        from renderer import report
         from renderer.streams import stream_failure
 
         failure = stream_failure(exc)  # a full disk or closed stdout: input's fault, not a bug (issue 25 item 8)
@@ -41,18 +44,26 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         report.write(failure.findings)
         sys.exit(failure.exit_code)
     except KeyboardInterrupt:
+        from renderer.errors import EXIT_INTERRUPTED
+
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
     except passthrough:
         raise
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into an exit code
+        from renderer import report
+        from renderer.errors import EXIT_INTERNAL, RenderError
+
+        if isinstance(exc, RenderError):  # no RenderError is an OSError or one of `passthrough`
+            report.write(exc.findings)
+            sys.exit(exc.exit_code)
         if debug:
             import traceback
 
             traceback.print_exc()
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)\n")
         sys.exit(EXIT_INTERNAL)
-    sys.exit(code or EXIT_OK)
+    sys.exit(code or 0)  # renderer.errors.EXIT_OK
 
 
 def configure_streams() -> None:
@@ -70,6 +81,8 @@ def configure_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is None:
             continue
-        with contextlib.suppress(ValueError, OSError, LookupError):
+        try:  # noqa: SIM105 - contextlib would cost a render-cache hit its import
             reconfigure(**options)
+        except (ValueError, OSError, LookupError):
+            pass
 

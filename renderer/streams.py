@@ -14,7 +14,9 @@ import errno
 import os
 import sys
 
-from renderer.errors import Finding, Location, RenderError
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a render-cache hit runs this module
+if TYPE_CHECKING:
+    from renderer.errors import RenderError
 
 _STREAM_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO, errno.EROFS, errno.EFBIG, errno.EPIPE}
 
@@ -60,6 +62,8 @@ def stream_failure(exc: OSError) -> RenderError | None:
     """The refusal for an OSError that is the output's fault (a full or closed stream), else None."""
     if exc.errno not in _STREAM_ERRORS:
         return None
+    from renderer.errors import Finding, Location, RenderError
+
     _drop_stdout()
     reason = exc.strerror or str(exc)
     return RenderError([Finding("OUT-STREAM", f"cannot write the output: {reason}", Location("<stdout>"))])
@@ -69,5 +73,7 @@ def require_working_directory() -> None:
     try:
         os.getcwd()
     except FileNotFoundError:
+        from renderer.errors import Finding, Location, RenderError
+
         raise RenderError([Finding("CLI-CWD", "the working directory no longer exists; change to an existing "
                                               "folder and run again", Location("."))]) from None

@@ -11,7 +11,7 @@ from tests.conftest import REPO
 # their submodules. Shared leaf modules (errors, tree, model) sit at the stage where they are first
 # needed; the YAML writer (renderer/output/yaml.py, emitter.py) asks the loader how go-yaml reads a string.
 STAGES = [
-    ("load", ["renderer.errors", "renderer.escape", "renderer.tree", "renderer.load", "renderer._generated"]),
+    ("load", ["renderer.errors", "renderer.escape", "renderer.lazyre", "renderer.tree", "renderer.load", "renderer._generated"]),
     ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),

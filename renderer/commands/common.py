@@ -50,17 +50,18 @@ def write_cached(request: NamedTuple, target: Path, root: Path | None, produce: 
         stdout, stderr, _ = produce()
     else:
         from renderer import cache
-        from renderer.load.roots import find_cluster_file, find_root
+        from renderer.load.roots import cluster_file_path, root_path
 
-        cluster_file = find_cluster_file(target)
-        repo_root = (root or find_root(cluster_file)).resolve()
-        entry_key = cache.key(repo_root, cluster_file, cache_fields(request))
-        hit = cache.lookup(Path(folder), entry_key, repo_root)
+        # The same string work as a hit on the start-up fast path (renderer.cache.replay), so both find one entry.
+        cluster_file = cluster_file_path(os.fspath(target))
+        repo_root = os.path.realpath(os.fspath(root) if root else root_path(cluster_file))
+        entry_key = cache.key(repo_root, cluster_file, cache_fields(request), folder)
+        hit = cache.lookup(folder, entry_key, repo_root)
         if hit is not None:
             stdout, stderr = hit
         else:
             stdout, stderr, inputs = produce()
-            cache.store(Path(folder), entry_key, repo_root, inputs, stdout, stderr)
+            cache.store(folder, entry_key, repo_root, inputs, stdout, stderr)
     sys.stderr.write(stderr)
     sys.stdout.write(stdout)
     return EXIT_OK

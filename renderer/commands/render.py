@@ -4,7 +4,8 @@ Every form runs ``pipeline.run``; the render cache (``write_cached``) wraps the 
 and replays its bytes, never a different render.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import sys
 from pathlib import Path
@@ -89,7 +90,7 @@ class Written(NamedTuple):
     files: dict[str, str]
 
 
-def written(result: RenderResult) -> Written:
+def written(result: "RenderResult") -> Written:
     from renderer import output
     from renderer.output import flux
 
@@ -98,7 +99,7 @@ def written(result: RenderResult) -> Written:
                    list(result.inputs), output.directory_files(flux.disable_substitution(result.manifests)))
 
 
-def fleet_stream(results: list[RenderResult], fmt: str) -> str:
+def fleet_stream(results: "list[RenderResult]", fmt: str) -> str:
     """``render --all`` to stdout: every object marked with its cluster, so a stream piped to
     ``kubectl apply`` cannot be mistaken for one cluster's. YAML: a ``# Source: <cluster.yaml>`` line
     (repository-relative) opens each document, as ``helm template`` marks its templates; JSON: one
@@ -115,7 +116,7 @@ def fleet_stream(results: list[RenderResult], fmt: str) -> str:
     return "---\n".join(documents)
 
 
-def _options(req: RenderRequest) -> Options:
+def _options(req: RenderRequest) -> "Options":
     from renderer.pipeline import Options, jobs_for
 
     return Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,

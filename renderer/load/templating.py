@@ -33,9 +33,10 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from renderer.lazyre import lazy
 from renderer.load import limits
 
-_LOOKUP = re.compile(r"\{\{ *([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*) *\}\}")
+_LOOKUP = lazy(r"\{\{ *([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*) *\}\}")
 _DICT_ATTRIBUTES = frozenset(dir(dict))  # Jinja2 tries getattr first: vars.items is the method
 
 # Filters that are not deterministic, removed from the environment.
@@ -86,7 +87,7 @@ def _check_size(n: int, what: str = "result") -> None:
         raise _too_large(what)
 
 
-_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
+_PERCENT_SPEC = lazy(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
 
 
 def _check_percent_format(fmt: str) -> None:

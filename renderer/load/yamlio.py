@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Finding, Location, RenderError
+from renderer.lazyre import lazy
 from renderer.load import limits
 
 Path_ = tuple[Any, ...]
@@ -206,12 +207,12 @@ _GO_FALSE = frozenset(["n", "N", "no", "No", "NO", "off", "Off", "OFF", "false",
 _GO_NULL = frozenset(["", "~", "null", "Null", "NULL"])
 _GO_NOT_JSON = frozenset([".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
                           "-.inf", "-.Inf", "-.INF"])
-_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+_GO_FLOAT = lazy(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_GO_DOT_FLOAT = lazy(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
 _GO_DIGITS = {16: frozenset("0123456789abcdefABCDEF"), 10: frozenset("0123456789"), 8: frozenset("01234567"),
               2: frozenset("01")}
 _NOT_JSON = object()
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
 
 
 def go_resolve(value: str) -> Any:
@@ -422,7 +423,7 @@ def load_data_file(path: Path) -> Any:
 
 # Strings a YAML 1.1 reader (Go's sigs.k8s.io/yaml, used by kubectl, Argo CD and Flux) would not read
 # back as the same string; they are always quoted on output.
-_YAML11_AMBIGUOUS = re.compile(
+_YAML11_AMBIGUOUS = lazy(
     r"""^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
         |~|null|Null|NULL|
         [-+]?(?:0b[01_]+|0[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)

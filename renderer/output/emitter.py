@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from renderer.lazyre import lazy
 from renderer.load.yamlio import literal_ok, needs_double_quotes
 
 WIDTH = 4096  # renderer.output.yaml._dumper: y.width
@@ -71,7 +72,7 @@ def _resolves_non_str(text: str) -> bool:
 # Everything else (tabs, C1 controls, characters above the BMP) is "special": double-quoted. ASCII
 # text is checked with a small character class (a class spanning the BMP costs ~4 ms to compile,
 # paid by every process); other text character by character.
-_ASCII_SPECIAL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+_ASCII_SPECIAL = lazy("[\x00-\x09\x0b-\x1f\x7f]")
 
 
 def _is_special(ch: str) -> bool:
@@ -84,15 +85,15 @@ def _is_special(ch: str) -> bool:
 def _has_special(text: str) -> bool:
     if text.isascii():
         return _ASCII_SPECIAL.search(text) is not None
-    return any(map(_is_special, text))
+    return any(map(_is_special, set(text)))  # each distinct character once: a long text repeats most
 
 
 # Line breaks other than \n: libyaml treats them as breaks (U+2028/2029 are printable).
-_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_OTHER_BREAKS = lazy("[\r\x85\u2028\u2029]")
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 # A plain scalar that needs no further analysis: starts with a letter, digit, '/' or '_' and holds
 # only characters that are never indicators.
-_SIMPLE_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./\-]*\Z")
+_SIMPLE_PLAIN = lazy(r"[A-Za-z0-9_/][A-Za-z0-9_./\-]*\Z")
 
 _ESCAPES = {0x00: "0", 0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r",
             0x1B: "e", 0x22: '"', 0x5C: "\\", 0x85: "N", 0xA0: "_", 0x2028: "L", 0x2029: "P"}

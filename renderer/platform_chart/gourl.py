@@ -9,7 +9,8 @@ standard library's documented behaviour (``net/url``: ``Parse``, ``getScheme``, 
 ``tests/platform_chart/test_model.py``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from typing import NamedTuple
 

@@ -7,7 +7,8 @@ templates (deepest path first, then reverse alphabetical: system, paas, naas, ia
 problem it finds is the one helm would report. No helm, no subprocess: this runs inside ``render``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import json
 import re
@@ -48,13 +49,13 @@ class RenderedPackage(NamedTuple):
     gate: str | None  # the enabledPackages entry that makes it render, for optional packages
 
 
-def chart_model(version: str | None) -> ChartModel:
+def chart_model(version: str | None) -> "ChartModel":
     """The model for ``version``; a version not shipped (a user's --platform-chart) uses the default's."""
     return _chart_model(version if version in shipped_versions() else DEFAULT_VERSION)
 
 
 @lru_cache(maxsize=8)
-def _chart_model(name: str) -> ChartModel:
+def _chart_model(name: str) -> "ChartModel":
     return ChartModel(name, json.loads((GENERATED / f"{name}.json").read_text(encoding="utf-8")))
 
 

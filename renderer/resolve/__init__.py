@@ -7,7 +7,8 @@ computed once from the final values. Emit, labels and rules read them from the p
 computes them again.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from pathlib import Path
 from typing import Any, NamedTuple

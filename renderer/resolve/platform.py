@@ -7,7 +7,8 @@ chart itself (``renderer.platform_chart.model``); values are read with Go templa
 the chart reads them. Features and rules ask these questions instead of re-reading raw overlay keys.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -64,7 +65,7 @@ class PlatformFacts:
 
     @classmethod
     def from_objects(cls, catalogue: dict[str, Any], objects: list[Any], *,
-                     version: str | None = None) -> PlatformFacts:
+                     version: str | None = None) -> "PlatformFacts":
         for e in objects:
             if e.is_package(PLATFORM_PACKAGE):
                 spec = e.obj.get("spec") or {}
@@ -74,7 +75,7 @@ class PlatformFacts:
         return cls(catalogue, None, {}, version=version)
 
     @cached_property
-    def chart(self) -> ChartModel:
+    def chart(self) -> "ChartModel":
         from renderer.platform_chart.model import chart_model
 
         return chart_model(self.version)
@@ -194,7 +195,7 @@ class PlatformFacts:
         return set(self.chart.emits)
 
     @cached_property
-    def _evaluated(self) -> tuple[dict[str, RenderedPackage], list[ChartProblem]]:
+    def _evaluated(self) -> "tuple[dict[str, RenderedPackage], list[ChartProblem]]":
         # A render builds several PlatformFacts over the same values (resolve, emit, rules): the
         # chart's answer depends only on the version, the variant and the values, so it is shared.
         import json
@@ -233,7 +234,7 @@ class PlatformFacts:
         return self.chart.evaluate({**values, "bundles": bundles}, self._platform_values)[0]
 
     @property
-    def chart_problems(self) -> list[ChartProblem]:
+    def chart_problems(self) -> "list[ChartProblem]":
         """Where the chart itself would fail on these values (fail guards and Go template errors)."""
         return self._evaluated[1]
 
@@ -355,7 +356,7 @@ class PlatformFacts:
         return wiring
 
 
-_EVALUATIONS: dict[tuple[str, str, str], tuple[dict[str, RenderedPackage], list[ChartProblem]]] = {}
+_EVALUATIONS: "dict[tuple[str, str, str], tuple[dict[str, RenderedPackage], list[ChartProblem]]]" = {}
 BUNDLES = ("system", "iaas", "paas", "naas")
 # paas.yaml / naas.yaml variant guard (PLT-06); system.yaml has branches for exactly these.
 SYSTEM_VARIANTS = ("isp-full", "isp-full-generic", "isp-hosted")

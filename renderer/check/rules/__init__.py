@@ -8,7 +8,8 @@ are not reference rules (``OVL-*``, ``CMP-*``, ...) are in ``renderer.codes``; `
 joins the two.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import importlib
 from collections.abc import Callable, Iterable
@@ -47,7 +48,7 @@ class Rule(NamedTuple):
     summary: str
     explanation: str
     sources: tuple[str, ...]
-    check: Callable[[RuleContext], Iterable[Hit]]
+    check: "Callable[[RuleContext], Iterable[Hit]]"
     # Rules that report some cases of this one more specifically: this rule leaves those cases to them
     # (one report per problem). Documentation, and a test keeps every name registered.
     deferred_to: tuple[str, ...] = ()
@@ -61,7 +62,7 @@ def rule(id: str, severity: str, summary: str, explanation: str, sources: Iterab
          deferred_to: Iterable[str] = ()) -> Callable[..., Any]:
     assert severity in (ERROR, WARNING), severity
 
-    def declare(check: Callable[[RuleContext], Iterable[Hit]]) -> Callable[[RuleContext], Iterable[Hit]]:
+    def declare(check: "Callable[[RuleContext], Iterable[Hit]]") -> "Callable[[RuleContext], Iterable[Hit]]":
         # The declaration travels with its function; all_rules() collects it from the module.
         vars(check)["rule"] = Rule(id, severity, summary, explanation.strip(), tuple(sources), check,
                                    tuple(deferred_to))

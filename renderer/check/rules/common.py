@@ -1,7 +1,8 @@
 """What several rule families share: the catalogue and platform facts of the render, the
 PackageSources it knows, the hand-written Packages, and how hits are located and values quoted."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 import json
 from typing import Any, NamedTuple

@@ -13,7 +13,8 @@ Semantics follow kubeconform: draft-04 (no ``$schema`` in the files), formats as
 skipped (as with ``-ignore-missing-schemas``).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
+# (renderer/requests.py says why that matters at start-up).
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -1,0 +1,88 @@
+"""What a cold `render PATH` / `cmp generate` imports (issue 24 item 1): start-up is paid on every Argo CD
+refresh, so heavy libraries stay off the path when the render does not need them. Modules, not time."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+# Imported by other commands only (or never by a render of these samples): each costs milliseconds.
+HEAVY = ("click", "jinja2", "kubernetes", "deepdiff", "jsonschema", "yaml", "dataclasses", "inspect", "tempfile",
+         "asyncio", "ssl", "http.client", "email", "difflib", "argparse")
+
+PROBE = ("import sys, atexit; before = set(sys.modules); atexit.register(lambda: sys.stderr.write("
+         "'|LOADED=' + ' '.join(sorted(m for m in sys.modules if m not in before))));"
+         "from renderer.entry import main; sys.argv[0] = 'cozy-render'; main()")
+
+
+def loaded(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str],
+                                                                                 set[str]]:
+    """Run cozy-render in a child without `site` (a development install's editable finder imports modules
+    of its own at start-up); the libraries' folders are on PYTHONPATH instead."""
+    paths = sysconfig.get_paths()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER"))}
+    base["PYTHONPATH"] = os.pathsep.join([str(REPO), paths["purelib"], paths["platlib"]])
+    proc = subprocess.run([sys.executable, "-S", "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True,
+                          env={**base, **(env or {})})
+    _, _, modules = proc.stderr.rpartition("|LOADED=")
+    return proc, set(modules.split())
+
+
+@pytest.mark.parametrize("argv", [["render", "clusters/gpu-apt-01"], ["cmp", "generate"]])
+def test_a_cold_render_leaves_heavy_libraries_alone(argv: list[str], samples: Path) -> None:
+    cwd, env = samples, {}
+    if argv[0] == "cmp":
+        cwd, env = samples / "clusters" / "gpu-apt-01", {"ARGOCD_APP_SOURCE_PATH": "clusters/gpu-apt-01"}
+    proc, modules = loaded(argv, cwd, env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("apiVersion:")
+    assert "ruamel.yaml" in modules and "renderer.pipeline" in modules  # the probe sees the render's imports
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
+
+
+def test_the_render_cache_hit_imports_no_library(samples: Path, tmp_path: Path) -> None:
+    env = {"COZY_RENDER_CACHE_DIR": str(tmp_path / "cache")}
+    loaded(["render", "clusters/gpu-apt-01"], samples, env)
+    proc, modules = loaded(["render", "clusters/gpu-apt-01"], samples, env)
+    assert proc.returncode == 0 and proc.stdout.startswith("apiVersion:")
+    assert not modules & {"ruamel.yaml", "fastjsonschema", "jinja2", "click", "json", "re", "pathlib", "typing"}
+    assert not any(m.startswith("renderer.") and m not in {"renderer.entry", "renderer.cache", "renderer.runner",
+                                                           "renderer.streams", "renderer.load", "renderer.load.roots"}
+                   for m in modules), sorted(m for m in modules if m.startswith("renderer"))
+
+
+def _defines_named_tuple(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.ClassDef) and any(getattr(b, "id", None) == "NamedTuple" for b in node.bases)
+               for node in ast.walk(tree))
+
+
+def _future_annotations(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+               and any(a.name == "annotations" for a in node.names) for node in tree.body)
+
+
+def test_named_tuples_on_the_start_up_path_have_evaluated_annotations(samples: Path) -> None:
+    """typing.NamedTuple compiles each string annotation (a ForwardRef) when the class is made: with
+    `from __future__ import annotations` a module of requests cost ~8 % of a cold render."""
+    _, modules = loaded(["render", "clusters/gpu-apt-01"], samples)
+    _, cmp_modules = loaded(["cmp", "generate"], samples / "clusters" / "gpu-apt-01",
+                            {"ARGOCD_APP_SOURCE_PATH": "clusters/gpu-apt-01"})
+    modules |= cmp_modules
+    offenders = []
+    for name in sorted(m for m in modules if m.startswith("renderer")):
+        parts = name.split(".")
+        path = REPO.joinpath(*parts).with_suffix(".py")
+        if not path.exists():
+            path = REPO.joinpath(*parts, "__init__.py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if _defines_named_tuple(tree) and _future_annotations(tree):
+            offenders.append(name)
+    assert offenders == []
