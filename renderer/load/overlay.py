@@ -310,7 +310,12 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
             layer.pop("metadata", None)  # a base layer does not name the cluster
         merge_layer(merged, locs, layer, layer_locs)
 
-    apply(cluster_file, None)
+    try:
+        apply(cluster_file, None)
+    finally:
+        # ``apply`` names itself (it recurses): a cycle that would keep this render's layers alive until
+        # the garbage collector runs. Broken here, everything is freed by reference counting (issue 24).
+        del apply
     merged = _resolve_appends(merged)
     if extra_vars:
         merged.setdefault("vars", {}).update(extra_vars)
@@ -399,8 +404,11 @@ def _apply_templates(overlay: Overlay) -> None:
                 return node
         return node
 
-    for key in list(data):
-        if key != "vars":
-            data[key] = walk(data[key], (key,))
+    try:
+        for key in list(data):
+            if key != "vars":
+                data[key] = walk(data[key], (key,))
+    finally:
+        del walk  # it recurses: a cycle through its own cell (see load_overlay)
     if findings:
         raise RenderError(findings)

@@ -264,11 +264,12 @@ class _Resolver:
 
 def _clusters_folders(results: list[Any]) -> set[Path]:
     found: set[Path] = set()
-    for result in results:
-        folder = Path(os.path.abspath(result.overlay.cluster_file)).parent.parent
-        for candidate in (folder, Path(os.path.abspath(result.overlay.root)) / "clusters"):
-            if candidate.name == "clusters":
-                found |= {candidate, Path(os.path.realpath(candidate))}
+    # A fleet's clusters share one or two such folders: each distinct one is resolved once.
+    seen = {os.path.dirname(os.path.dirname(os.path.abspath(result.overlay.cluster_file))) for result in results}
+    seen |= {os.path.join(os.path.abspath(result.overlay.root), "clusters") for result in results}
+    for candidate in map(Path, sorted(seen)):
+        if candidate.name == "clusters":
+            found |= {candidate, Path(os.path.realpath(candidate))}
     return found
 
 
@@ -277,8 +278,7 @@ def _refuse_links_out(out: Path, target: Path, results: list[Any]) -> None:
     repository must lead to a place inside it, so a committed ``rendered -> /elsewhere`` link cannot make
     a render write, or prune marked folders, outside the repository."""
     lexical = Path(os.path.abspath(out))
-    for result in results:
-        root = Path(os.path.abspath(result.overlay.root))
+    for root in map(Path, dict.fromkeys(os.path.abspath(result.overlay.root) for result in results)):
         real_root = Path(os.path.realpath(root))
         if (_inside(lexical, root) or _inside(lexical, real_root)) and not _inside(target, real_root):
             raise _out_error("OUT-UNSAFE", f"--out {quote(out)} leads through a symlink to {quote(target)}, outside "
@@ -293,11 +293,14 @@ LOCK_WAIT_SECONDS = 60.0
 
 def cluster_folders(out: Path, files: dict[str, str]) -> dict[Path, dict[str, str]]:
     """``--all``'s ``<cluster>/<file>`` names split into the cluster folders under ``out``."""
-    groups: dict[Path, dict[str, str]] = {}
+    named: dict[str, dict[str, str]] = {}
     for rel, content in files.items():
         head, _, tail = rel.partition("/")
-        groups.setdefault(out / head, {})[tail] = content
-    return groups
+        group = named.get(head)
+        if group is None:
+            group = named[head] = {}
+        group[tail] = content
+    return {out / head: group for head, group in named.items()}
 
 
 def write_out(out: Path, files: dict[str, str], results: list[Any], all_clusters: bool, check_only: bool = False,

@@ -9,6 +9,7 @@ the chart reads them. Features and rules ask these questions instead of re-readi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -105,7 +106,7 @@ class PlatformFacts:
 
     def reads(self, dotted_path: str) -> bool:
         """Whether this chart version reads a platform value at all (version-aware rules)."""
-        return self.chart.reads(dotted_path)
+        return _per_chart(self.chart, ("reads", dotted_path), lambda: self.chart.reads(dotted_path))
 
     @property
     def system_enabled(self) -> bool:
@@ -183,11 +184,11 @@ class PlatformFacts:
 
     def optional_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits only from enabledPackages (optional helper, gates, gpu-operator)."""
-        return self.chart.optional_packages(bundle)
+        return list(_per_chart(self.chart, ("optional", bundle), lambda: self.chart.optional_packages(bundle)))
 
     def default_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits whatever enabledPackages says (only disabledPackages affects them)."""
-        return self.chart.default_packages(bundle)
+        return list(_per_chart(self.chart, ("default", bundle), lambda: self.chart.default_packages(bundle)))
 
     def known_platform_names(self) -> set[str]:
         """Every name some configuration of this chart version may render (for PLT-09 and PLT-08)."""
@@ -353,6 +354,22 @@ class PlatformFacts:
         elif user_pci:
             wiring["permittedHostDevices"] = {"pciHostDevices": list(user_pci)}
         return wiring
+
+
+# Answers that depend on the chart version alone (its catalogue is generated and read-only), asked by
+# every cluster of a fleet again: computed once per chart model (issue 24).
+_CHART_ANSWERS: dict[tuple[int, tuple[str, str]], tuple[ChartModel, Any]] = {}
+
+
+def _per_chart(chart: ChartModel, question: tuple[str, str], answer: Callable[[], Any]) -> Any:
+    key = (id(chart), question)
+    found = _CHART_ANSWERS.get(key)
+    if found is None or found[0] is not chart:
+        found = (chart, answer())
+        if len(_CHART_ANSWERS) > 4096:
+            _CHART_ANSWERS.clear()
+        _CHART_ANSWERS[key] = found
+    return found[1]
 
 
 _EVALUATIONS: dict[tuple[str, str, str], tuple[dict[str, RenderedPackage], list[ChartProblem]]] = {}

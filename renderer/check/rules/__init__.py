@@ -160,11 +160,16 @@ def run_rules(result: RenderResult, only: Iterable[str] | None = None,
     ctx = RuleContext(result, platform)
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
-    for rule_id, r in (all_rules() if registry is None else registry).items():
-        if wanted is not None and rule_id not in wanted:
-            continue
-        for hit in r.check(ctx):
-            findings.append(Finding(rule_id, hit.message, _where(hit, result), hit.severity or r.severity))
+    try:
+        for rule_id, r in (all_rules() if registry is None else registry).items():
+            if wanted is not None and rule_id not in wanted:
+                continue
+            for hit in r.check(ctx):
+                findings.append(Finding(rule_id, hit.message, _where(hit, result), hit.severity or r.severity))
+    finally:
+        # Shared values hold the context (the GPU view does): a cycle that would keep the whole render
+        # alive until the garbage collector runs; emptied here, it is freed at once (issue 24).
+        ctx._memo.clear()
     return findings
 
 

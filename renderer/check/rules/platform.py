@@ -558,7 +558,10 @@ def plt_14(ctx: RuleContext) -> Iterator[Hit]:
                                        f"(read by {', '.join(readers)}): it has no effect on this cluster; set "
                                        "platform.version to a version that reads it, or drop the key.", here)
 
-    yield from walk(values, ())
+    try:
+        yield from walk(values, ())
+    finally:
+        del walk  # it recurses: a cycle through its own cell, left for the collector otherwise (issue 24)
 
 
 @rule(
