@@ -261,6 +261,8 @@ class PlatformFacts:
 
     def _platform_values(self, name: str) -> dict[tuple[str, ...], Any]:
         """spec.components leaves the platform renders for ``name`` (reference (b) table); offline-decidable only."""
+        if name not in _COMPONENT_VALUES_OF:
+            return {}  # the platform sets no component values of this Package (the branches below)
         generic = self.system_variant == "isp-full-generic"
         rendered: dict[str, Any] = {}
         if name == "cozystack.networking":
@@ -356,6 +358,12 @@ class PlatformFacts:
         return wiring
 
 
+# The Packages whose component values ``_platform_values`` models (one branch each there): the chart model
+# asks for every Package it renders, and every other answer is empty.
+_COMPONENT_VALUES_OF = frozenset({
+    "cozystack.networking", "cozystack.multus", "cozystack.linstor", "cozystack.cozystack-engine",
+    "cozystack.tenant-application", "cozystack.monitoring-agents", "cozystack.backupstrategy-controller",
+    "cozystack.kubevirt", "cozystack.ouroboros"})
 # Answers that depend on the chart version alone (its catalogue is generated and read-only), asked by
 # every cluster of a fleet again: computed once per chart model (issue 24).
 _CHART_ANSWERS: dict[tuple[int, tuple[str, str]], tuple[ChartModel, Any]] = {}
