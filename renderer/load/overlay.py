@@ -80,6 +80,26 @@ class Overlay:
         return node
 
 
+_DISPLAYED: dict[tuple[str, str, Any], str] = {}
+
+
+def displayed(path: Path) -> str:
+    """``display_path(path)``, remembered: a fleet names the same shared layers in every cluster, and the
+    answer depends only on the path, the working directory and the display base, which are the key."""
+    from renderer.load import yamlio
+
+    try:
+        key = (os.fspath(path), os.getcwd(), yamlio._DISPLAY_BASE.get())
+    except OSError:  # no working directory: display_path says what it says
+        return display_path(path)
+    shown = _DISPLAYED.get(key)
+    if shown is None:
+        if len(_DISPLAYED) > 4096:
+            _DISPLAYED.clear()
+        shown = _DISPLAYED[key] = display_path(path)
+    return shown
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -219,7 +239,7 @@ def _resolve_appends(data: Any) -> Any:
 def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]:
     from renderer.load.layercache import parsed_layer
 
-    display = display_path(path)
+    display = displayed(path)
     # Shared bases parse once per process (renderer.load.layercache); the file is still read, and its bytes
     # and nodes still charged to this render's budget, on every use.
     data, locs = parsed_layer(display, read_text(path, display), _parse_layer, _nodes_left,
@@ -319,7 +339,7 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
     merged = _resolve_appends(merged)
     if extra_vars:
         merged.setdefault("vars", {}).update(extra_vars)
-    display = display_path(cluster_file)
+    display = displayed(cluster_file)
     from renderer.load import overlay_schema
 
     overlay_schema.validate_merged(merged, locs, display)

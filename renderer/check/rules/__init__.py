@@ -126,7 +126,12 @@ class RuleContext:
         return self.result.objects
 
     def packages(self) -> list[Emitted]:
-        return [e for e in self.objects if e.is_package()]
+        """The render's Packages (a fresh list: asked by most rules, filtered once per render)."""
+        if self._packages is None:
+            self._packages = tuple(e for e in self.objects if e.is_package())
+        return list(self._packages)
+
+    _packages: tuple[Emitted, ...] | None = None
 
     @cached_property
     def variants(self):
