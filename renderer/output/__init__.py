@@ -380,12 +380,11 @@ def write_clusters(out: Path, files: dict[str, str], all_clusters: bool, results
         try:
             _clean_stale(parent)
             mode = 0o777 & ~_umask()
-            doomed: list[str] = []
-            try:
+            # The old trees the swaps put aside are removed by a second thread while the next folders are
+            # staged (both mostly wait on the kernel); a crash leaves them marked, for _clean_stale.
+            with _Remover(len(groups) > 1) as doomed:
                 for folder, content in groups.items():
                     _replace_folder(folder, content, mark=(MARK, MARK_TEXT), mode=mode, doomed=doomed)
-            finally:
-                _remove_all(doomed)  # the old trees the swaps put aside (a crash leaves them marked: _clean_stale)
             if all_clusters:
                 _remove_vanished(out, {folder.name for folder in groups})
         except OSError as exc:
@@ -463,7 +462,7 @@ def write_tree(out: Path, files: dict[str, str], results: list[Any] = (),  # typ
 
 
 def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str], mode: int | None = None,
-                    doomed: list[str] | None = None) -> None:
+                    doomed: _Remover | None = None) -> None:
     """Stage ``files`` (and the mark) in a fresh folder beside ``target`` and swap it in.
 
     Plain ``os`` calls, one ``open`` per file and a folder only where a name has one: a fleet writes
@@ -507,12 +506,48 @@ def _write_file(path: str, content: str) -> None:
         os.close(fd)
 
 
-def _remove_all(folders: list[str]) -> None:
+class _Remover:
+    """Removes the folders appended to it (``doomed``), in a thread of its own when ``threaded``; every
+    one is gone when the ``with`` block ends, however it ends."""
+
+    def __init__(self, threaded: bool) -> None:
+        import queue
+        import threading
+
+        self._queue: queue.SimpleQueue[str | None] | None = queue.SimpleQueue() if threaded else None
+        self._thread = threading.Thread(target=self._run, name="cozy-render-remover", daemon=True) \
+            if threaded else None
+        self._pending: list[str] = []
+
+    def append(self, folder: str) -> None:
+        if self._queue is not None:
+            self._queue.put(folder)
+        else:
+            self._pending.append(folder)
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (folder := self._queue.get()) is not None:
+            _remove(folder)
+
+    def __enter__(self) -> _Remover:
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._thread is not None and self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+        for folder in self._pending:
+            _remove(folder)
+
+
+def _remove(folder: str) -> None:
     import shutil
 
-    for folder in folders:
-        if os.path.lexists(folder):
-            shutil.rmtree(folder, ignore_errors=True)
+    if os.path.lexists(folder):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_folder(folder: Path) -> None:
