@@ -190,6 +190,7 @@ def run_cluster(path: Path, options: Options, keep: Keep | None = None) -> Clust
 
 # A worker is worth its fork only with a few dozen clusters to render (a render is ~3 ms).
 _PER_WORKER = 32
+_CHUNK = 16
 _WORK: tuple[Options, Keep | None] | None = None  # set in the parent before the fork; workers inherit it
 
 
@@ -205,7 +206,9 @@ def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int)
 
     global _WORK
     _WORK = (options, keep)
-    size = max(1, min(_PER_WORKER, len(paths) // (jobs * 4) or 1))
+    # Chunks of at most 16 clusters, and at least 8 per worker: few round trips, and the last chunk leaves
+    # a worker idle for a few dozen milliseconds at most.
+    size = max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
