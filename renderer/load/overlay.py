@@ -335,7 +335,7 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
     finally:
         # ``apply`` names itself (it recurses): a cycle that would keep this render's layers alive until
         # the garbage collector runs. Broken here, everything is freed by reference counting (issue 24).
-        del apply
+        apply = None  # type: ignore[assignment]
     merged = _resolve_appends(merged)
     if extra_vars:
         merged.setdefault("vars", {}).update(extra_vars)
@@ -429,6 +429,6 @@ def _apply_templates(overlay: Overlay) -> None:
             if key != "vars":
                 data[key] = walk(data[key], (key,))
     finally:
-        del walk  # it recurses: a cycle through its own cell (see load_overlay)
+        walk = None  # type: ignore[assignment]  # it recurses: a cycle through its own cell (see load_overlay)
     if findings:
         raise RenderError(findings)

@@ -27,7 +27,9 @@ def test_catalogue_sources_are_read_once_per_catalogue_and_equal_a_fresh_read() 
 
 class _Emitted:
     api_version, kind, name = "cozystack.io/v1alpha1", "PackageSource", "cozystack.a"
-    obj = {"spec": {"variants": [{"name": "default", "dependsOn": ["cozystack.z"], "components": []}]}}
+
+    def __init__(self) -> None:
+        self.obj = {"spec": {"variants": [{"name": "default", "dependsOn": ["cozystack.z"], "components": []}]}}
 
 
 class _Facts:
