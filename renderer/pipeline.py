@@ -14,7 +14,8 @@ prints or exits.
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -109,18 +110,48 @@ def run(path: Path, options: Options | None = None, *, all_clusters: bool = Fals
     only a run with a ``keep`` may use ``options.jobs`` worker processes, which then send back the
     projection instead of the whole render, in the same order, so the caller sees the same run.
     """
+    global _SHARED_VARIANTS
     options = options or Options()
     paths = cluster_paths(path, all_clusters)
     clusters = []
-    for chunk in _chunks(paths, options):
-        jobs = min(options.jobs, len(chunk) // _PER_WORKER) if keep is not None and _can_fork() else 1
-        done = _parallel(chunk, options, keep, jobs) if jobs > 1 else \
-            (run_cluster(p, options, keep) for p in batch.clusters(chunk))  # the collector paused between
-        for cluster in done:
-            clusters.append(cluster)
-            if observer is not None:
-                observer(cluster)
+    _SHARED_VARIANTS = _shared_variants(options) if len(paths) > 1 else None
+    try:
+        for chunk in _chunks(paths, options):
+            jobs = min(options.jobs, len(chunk) // _PER_WORKER) if keep is not None and _can_fork() else 1
+            if jobs > 1:
+                # The first cluster here: the imports, compiled validators, chart model and shared layers it
+                # loads are then inherited by every worker instead of being loaded again in each.
+                done: Iterable[ClusterRun] = itertools.chain([run_cluster(chunk[0], options, keep)],
+                                                             _parallel(chunk[1:], options, keep, jobs))
+            else:
+                done = (run_cluster(p, options, keep) for p in batch.clusters(chunk))  # the collector paused between
+            for cluster in done:
+                clusters.append(cluster)
+                if observer is not None:
+                    observer(cluster)
+    finally:
+        _SHARED_VARIANTS = None
     return Run(clusters, options)
+
+
+# The variant data of the running fleet: every cluster of one run reads the same shipped files and
+# --variants folder, so they are read (and the shipped ones checked against the bundle) once per run,
+# not once per cluster (issue 24). None outside a run of several clusters.
+_SHARED_VARIANTS: tuple[Path | None, Variants] | None = None
+
+
+def _shared_variants(options: Options) -> tuple[Path | None, Variants] | None:
+    try:
+        return options.variants, Variants(options.variants)
+    except RenderError:
+        return None  # a broken --variants folder: every cluster reports it, as when each reads it
+
+
+def _variants(options: Options) -> Variants:
+    shared = _SHARED_VARIANTS
+    if shared is not None and shared[0] == options.variants:
+        return shared[1]
+    return Variants(options.variants)
 
 
 def _chunks(paths: list[Path], options: Options) -> Iterator[list[Path]]:
@@ -139,7 +170,7 @@ def _chunks(paths: list[Path], options: Options) -> Iterator[list[Path]]:
             try:
                 refuse_tree(cluster_path)
                 overlay = load_overlay(cluster_path, options.root, extra_vars=options.extra_vars)
-                emitted.append(emit(resolve(overlay, Variants(options.variants))))
+                emitted.append(emit(resolve(overlay, _variants(options))))
             except RenderError:
                 continue  # refused before a chart render: run_cluster reports it
         prefetch(chart.helm, emitted, options.jobs)
@@ -160,6 +191,7 @@ def run_cluster(path: Path, options: Options, keep: Keep | None = None) -> Clust
 
 # A worker is worth its fork only with a few dozen clusters to render (a render is ~3 ms).
 _PER_WORKER = 32
+_CHUNK = 16
 _WORK: tuple[Options, Keep | None] | None = None  # set in the parent before the fork; workers inherit it
 
 
@@ -175,7 +207,9 @@ def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int)
 
     global _WORK
     _WORK = (options, keep)
-    size = max(1, min(_PER_WORKER, len(paths) // (jobs * 4) or 1))
+    # Chunks of at most 16 clusters, and at least 8 per worker: few round trips, and the last chunk leaves
+    # a worker idle for a few dozen milliseconds at most.
+    size = max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -210,7 +244,7 @@ def render_unrefused(path: Path, options: Options) -> RenderResult:
     """Every stage for one cluster; input errors raise, findings are kept on the result."""
     refuse_tree(path)
     overlay = load_overlay(path, options.root, extra_vars=options.extra_vars)
-    result = emit(resolve(overlay, Variants(options.variants)))
+    result = emit(resolve(overlay, _variants(options)))
     check_stage(result, options)
     return result
 

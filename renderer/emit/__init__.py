@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Finding, Location, RenderError, fail
-from renderer.load.overlay import confine
-from renderer.load.yamlio import Path_, display_path, list_items, load_documents, read_text
+from renderer.load.overlay import confine, displayed
+from renderer.load.yamlio import Path_, list_items, load_documents, read_text
 from renderer.model import (
     CLUSTER_LABEL,
     MANAGED_BY,
@@ -156,7 +156,7 @@ def _emit_manifests(ctx: _Emitting) -> None:
     overlay = ctx.overlay
     layers: dict[str, Path] = {}
     for p in overlay.layers:
-        layers.setdefault(display_path(p), p)  # once, not per entry (issue 25 item 3)
+        layers.setdefault(displayed(p), p)  # once, not per entry (issue 25 item 3)
     for i, entry in enumerate(overlay.get("manifests") or []):
         where = overlay.locate(("manifests", i))
         if isinstance(entry, dict):
@@ -175,7 +175,7 @@ def _emit_manifests(ctx: _Emitting) -> None:
         declared_in = layer.parent
         file = confine(entry, declared_in, overlay.root, where, "manifests entry")
         ctx.inputs.append(file)
-        display = display_path(file)
+        display = displayed(file)
         for data, locs in load_documents(read_text(file, display), display, yaml11=True):
             items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \
                 and isinstance(data.get("items"), list) else None

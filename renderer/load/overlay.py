@@ -80,6 +80,26 @@ class Overlay:
         return node
 
 
+_DISPLAYED: dict[tuple[str, str, Any], str] = {}
+
+
+def displayed(path: Path) -> str:
+    """``display_path(path)``, remembered: a fleet names the same shared layers in every cluster, and the
+    answer depends only on the path, the working directory and the display base, which are the key."""
+    from renderer.load import yamlio
+
+    try:
+        key = (os.fspath(path), os.getcwd(), yamlio._DISPLAY_BASE.get())
+    except OSError:  # no working directory: display_path says what it says
+        return display_path(path)
+    shown = _DISPLAYED.get(key)
+    if shown is None:
+        if len(_DISPLAYED) > 4096:
+            _DISPLAYED.clear()
+        shown = _DISPLAYED[key] = display_path(path)
+    return shown
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -219,7 +239,7 @@ def _resolve_appends(data: Any) -> Any:
 def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]:
     from renderer.load.layercache import parsed_layer
 
-    display = display_path(path)
+    display = displayed(path)
     # Shared bases parse once per process (renderer.load.layercache); the file is still read, and its bytes
     # and nodes still charged to this render's budget, on every use.
     data, locs = parsed_layer(display, read_text(path, display), _parse_layer, _nodes_left,
@@ -310,11 +330,16 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
             layer.pop("metadata", None)  # a base layer does not name the cluster
         merge_layer(merged, locs, layer, layer_locs)
 
-    apply(cluster_file, None)
+    try:
+        apply(cluster_file, None)
+    finally:
+        # ``apply`` names itself (it recurses): a cycle that would keep this render's layers alive until
+        # the garbage collector runs. Broken here, everything is freed by reference counting (issue 24).
+        apply = None  # type: ignore[assignment]
     merged = _resolve_appends(merged)
     if extra_vars:
         merged.setdefault("vars", {}).update(extra_vars)
-    display = display_path(cluster_file)
+    display = displayed(cluster_file)
     from renderer.load import overlay_schema
 
     overlay_schema.validate_merged(merged, locs, display)
@@ -399,8 +424,11 @@ def _apply_templates(overlay: Overlay) -> None:
                 return node
         return node
 
-    for key in list(data):
-        if key != "vars":
-            data[key] = walk(data[key], (key,))
+    try:
+        for key in list(data):
+            if key != "vars":
+                data[key] = walk(data[key], (key,))
+    finally:
+        walk = None  # type: ignore[assignment]  # it recurses: a cycle through its own cell (see load_overlay)
     if findings:
         raise RenderError(findings)

@@ -21,6 +21,7 @@ import errno
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,11 +135,22 @@ def _is_empty_dir(folder: Path) -> bool:
 
 
 def _refuse_foreign(folder: Path) -> None:
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+    try:
+        mode = os.lstat(folder).st_mode  # one call for what is_symlink, exists and is_dir asked in turn
+    except (OSError, ValueError):
+        return  # nothing there (or nothing reachable): nothing to replace
+    if not stat.S_ISDIR(mode):
         raise _out_error("OUT-WRITE", f"{display_path(folder)} exists and is not a folder", folder)
-    if folder.is_dir() and not _is_empty_dir(folder) and not is_ours(folder):
+    if not _is_file(os.path.join(folder, MARK)) and not _is_empty_dir(folder) and not is_ours(folder):
         raise _out_error("OUT-OWNED", f"{display_path(folder)} is a non-empty folder cozy-render did not write "
                                       f"(no {MARK} mark); refusing to replace it", folder)
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -162,42 +174,52 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
 
 def refuse_unsafe_target(out: Path, results: list[Any], all_clusters: bool) -> Path:
     """Refuse a filesystem root, and a target that is, holds or sits inside what the renders read (or
-    ``.git``); returns the real target path."""
+    ``.git``); returns the real target path.
+
+    A fleet's renders read the same shared layers and variant files over and over: each distinct path
+    is resolved once (``_Resolver``), and the containment tests compare strings, so the guard of 1,000
+    clusters costs a few thousand ``lstat`` calls, not hundreds of thousands (issue 24)."""
     target = Path(os.path.realpath(out))
     if target == Path(target.anchor):
         raise _out_error("OUT-UNSAFE", f"--out {quote(out)} is a filesystem root", out)
     if ".git" in target.parts:
         raise _out_error("OUT-UNSAFE", f"--out {quote(out)} is inside a .git folder", out)
     _refuse_links_out(out, target, results)
-    protected: set[Path] = set()
-    folders: set[Path] = set()
-    roots: set[Path] = set()
+    resolver = _Resolver()
+    protected: set[str] = set()
+    folders: set[str] = set()
+    roots: set[str] = set()
+    named: set[str] = set()  # every path the renders read, as named (each resolved once below)
+    for root in {os.fspath(r.overlay.root) for r in results}:
+        roots |= {os.path.abspath(root), resolver.real(root)}
+        protected.add(resolver.real(os.path.join(root, ".git")))
     for result in results:
-        overlay = result.overlay
-        roots |= {Path(os.path.abspath(overlay.root)), Path(os.path.realpath(overlay.root))}
-        protected.add(Path(os.path.realpath(overlay.root / ".git")))
-        named = [p for p, _ in getattr(overlay, "resolved", [])]
-        for path in [*result.inputs, *named, *(p for _, p in getattr(overlay, "resolved", []) if p)]:
-            for variant in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
-                protected.add(variant)
-                folders.add(variant.parent)
+        resolved = getattr(result.overlay, "resolved", [])
+        named.update(map(os.fspath, result.inputs))
+        named.update(os.fspath(p) for p, _ in resolved)
+        named.update(os.fspath(p) for _, p in resolved if p)
+    for path in named:
+        for variant in {os.path.abspath(path), resolver.real(path)}:
+            protected.add(variant)
+            folders.add(os.path.dirname(variant))
     # The repository root itself may hold inputs (a shared layer) and rendered/ beside them: only
     # writing over an input, or into a folder of inputs below the root, is refused.
-    input_folders = (folders - roots) | {p for p in protected if p.name == ".git"}
+    input_folders = (folders - roots) | {p for p in protected if os.path.basename(p) == ".git"}
+    real = os.fspath(target)
     for path in protected:
-        if _inside(path, target):
-            raise _out_error("OUT-UNSAFE", f"--out {out} would replace {display_path(path)}, which the render "
+        if _within(path, real):
+            raise _out_error("OUT-UNSAFE", f"--out {out} would replace {display_path(Path(path))}, which the render "
                                            "reads; write to a folder of its own", out)
     for folder in input_folders:
-        if _inside(target, folder):
-            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(folder)}, which holds the "
+        if _within(real, folder):
+            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(Path(folder))}, which holds the "
                                            "render's inputs; write to a folder of its own", out)
     # With --all each cluster folder target/<name> is checked too. Nothing protected is inside it (it
     # would be inside target), and a folder holding it is an ancestor of target, checked above, or the
     # cluster folder itself: one set lookup per cluster, not a scan (1,000 clusters made this quadratic).
-    for candidate in ([target / r.overlay.name for r in results] if all_clusters else []):
+    for candidate in ([os.path.join(real, r.overlay.name) for r in results] if all_clusters else []):
         if candidate in input_folders:
-            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(candidate)}, which holds the "
+            raise _out_error("OUT-UNSAFE", f"--out {out} is inside {display_path(Path(candidate))}, which holds the "
                                            "render's inputs; write to a folder of its own", out)
     # issue 20 item 8: a folder inside the tree's clusters/ is taken for a cluster by an ApplicationSet
     # git generator over clusters/* (and by `render --all`): it would spawn an Argo CD Application.
@@ -210,13 +232,44 @@ def refuse_unsafe_target(out: Path, results: list[Any], all_clusters: bool) -> P
     return target
 
 
+def _within(path: str, folder: str) -> bool:
+    """``_inside`` on absolute path strings: ``path`` is ``folder`` or below it."""
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
+
+
+class _Resolver:
+    """``os.path.realpath`` for many paths in few folders: a normalised absolute path whose last part
+    is no symlink resolves to its folder's real path plus that name, and each folder is resolved once.
+    Anything else (a link, ``..`` left in the path, a relative path) goes to ``os.path.realpath``."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def real(self, path: str) -> str:
+        if not os.path.isabs(path) or os.path.normpath(path) != path:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        if not name:
+            return os.path.realpath(path)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.realpath(path)
+        except (OSError, ValueError):
+            pass  # nothing there: realpath keeps the name as it is
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = os.path.realpath(folder)
+        return os.path.join(real_folder, name)
+
+
 def _clusters_folders(results: list[Any]) -> set[Path]:
     found: set[Path] = set()
-    for result in results:
-        folder = Path(os.path.abspath(result.overlay.cluster_file)).parent.parent
-        for candidate in (folder, Path(os.path.abspath(result.overlay.root)) / "clusters"):
-            if candidate.name == "clusters":
-                found |= {candidate, Path(os.path.realpath(candidate))}
+    # A fleet's clusters share one or two such folders: each distinct one is resolved once.
+    seen = {os.path.dirname(os.path.dirname(os.path.abspath(result.overlay.cluster_file))) for result in results}
+    seen |= {os.path.join(os.path.abspath(result.overlay.root), "clusters") for result in results}
+    for candidate in map(Path, sorted(seen)):
+        if candidate.name == "clusters":
+            found |= {candidate, Path(os.path.realpath(candidate))}
     return found
 
 
@@ -225,8 +278,7 @@ def _refuse_links_out(out: Path, target: Path, results: list[Any]) -> None:
     repository must lead to a place inside it, so a committed ``rendered -> /elsewhere`` link cannot make
     a render write, or prune marked folders, outside the repository."""
     lexical = Path(os.path.abspath(out))
-    for result in results:
-        root = Path(os.path.abspath(result.overlay.root))
+    for root in map(Path, dict.fromkeys(os.path.abspath(result.overlay.root) for result in results)):
         real_root = Path(os.path.realpath(root))
         if (_inside(lexical, root) or _inside(lexical, real_root)) and not _inside(target, real_root):
             raise _out_error("OUT-UNSAFE", f"--out {quote(out)} leads through a symlink to {quote(target)}, outside "
@@ -241,11 +293,14 @@ LOCK_WAIT_SECONDS = 60.0
 
 def cluster_folders(out: Path, files: dict[str, str]) -> dict[Path, dict[str, str]]:
     """``--all``'s ``<cluster>/<file>`` names split into the cluster folders under ``out``."""
-    groups: dict[Path, dict[str, str]] = {}
+    named: dict[str, dict[str, str]] = {}
     for rel, content in files.items():
         head, _, tail = rel.partition("/")
-        groups.setdefault(out / head, {})[tail] = content
-    return groups
+        group = named.get(head)
+        if group is None:
+            group = named[head] = {}
+        group[tail] = content
+    return {out / head: group for head, group in named.items()}
 
 
 def write_out(out: Path, files: dict[str, str], results: list[Any], all_clusters: bool, check_only: bool = False,
@@ -254,7 +309,7 @@ def write_out(out: Path, files: dict[str, str], results: list[Any], all_clusters
     code = guard_out(out, results, all_clusters, check_only, fmt, files)
     if code is not None:
         return code
-    write_clusters(out, files, all_clusters, results)
+    write_clusters(out, files, all_clusters, results, guarded=True)
     return EXIT_OK
 
 
@@ -297,15 +352,19 @@ def locked(parent: Path, out: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def write_clusters(out: Path, files: dict[str, str], all_clusters: bool, results: list[Any] = ()) -> None:  # type: ignore[assignment]
+def write_clusters(out: Path, files: dict[str, str], all_clusters: bool, results: list[Any] = (),  # type: ignore[assignment]
+                   *, guarded: bool = False) -> None:
     """Write rendered cluster folders (see the module docstring), each marked and swapped in atomically.
 
     One cluster's files replace ``out``; under ``--all`` the ``<cluster>/<file>`` names replace each
     ``out/<cluster>`` and leave the rest of ``out`` alone, removing only marked folders of clusters that
     are gone. Everything is staged beside its target first, so a failed render or write leaves every
-    folder as it was. Writers of the same folder serialise on its lock (``locked``).
+    folder as it was. Writers of the same folder serialise on its lock (``locked``). ``guarded``: the
+    caller has just run ``refuse_unsafe_target`` on these very renders (``write_out``), so it is not
+    run twice; everything else (the folder refusals, the lock, the swap) is.
     """
-    refuse_unsafe_target(out, list(results), all_clusters)
+    if not guarded:
+        refuse_unsafe_target(out, list(results), all_clusters)
     out = Path(os.path.realpath(out))  # checked above: inside the repository when named inside it
     groups = cluster_folders(out, files) if all_clusters else {out: files}
     for folder in groups:
@@ -320,16 +379,27 @@ def write_clusters(out: Path, files: dict[str, str], all_clusters: bool, results
             _refuse_foreign(folder)
         try:
             _clean_stale(parent)
-            for folder, content in groups.items():
-                _replace_folder(folder, content, mark=(MARK, MARK_TEXT))
+            mode = 0o777 & ~_umask()
+            # The old trees the swaps put aside are removed by a second thread while the next folders are
+            # staged (both mostly wait on the kernel); a crash leaves them marked, for _clean_stale.
+            with _Remover(len(groups) > 1) as doomed:
+                for folder, content in groups.items():
+                    _replace_folder(folder, content, mark=(MARK, MARK_TEXT), mode=mode, doomed=doomed)
             if all_clusters:
-                for vanished in sorted(out.iterdir()):
-                    if vanished in groups or vanished.name.startswith(".") or vanished.is_symlink():
-                        continue
-                    if vanished.is_dir() and (vanished / MARK).is_file():
-                        _remove_folder(vanished)
+                _remove_vanished(out, {folder.name for folder in groups})
         except OSError as exc:
             raise _write_error(out, exc) from None
+
+
+def _remove_vanished(out: Path, written: set[str]) -> None:
+    """Remove the marked cluster folders in ``out`` that no cluster wrote this time (vanished clusters)."""
+    with os.scandir(out) as entries:
+        names = sorted(e.name for e in entries if e.name not in written and not e.name.startswith(".")
+                       and e.is_dir(follow_symlinks=False))
+    for name in names:
+        vanished = out / name
+        if _is_file(os.path.join(vanished, MARK)):
+            _remove_folder(vanished)
 
 
 def is_generated_tree(folder: Path) -> bool:
@@ -391,21 +461,93 @@ def write_tree(out: Path, files: dict[str, str], results: list[Any] = (),  # typ
             raise _write_error(target, exc) from None
 
 
-def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str]) -> None:
+def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str], mode: int | None = None,
+                    doomed: _Remover | None = None) -> None:
+    """Stage ``files`` (and the mark) in a fresh folder beside ``target`` and swap it in.
+
+    Plain ``os`` calls, one ``open`` per file and a folder only where a name has one: a fleet writes
+    thousands of files here. ``mode``: the folder's mode (the umask applied), when the caller knows it;
+    ``doomed``: where to leave the old tree for the caller to remove, instead of removing it now."""
     import shutil
     import tempfile
 
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}{_STAGING}{os.getpid()}-", dir=target.parent))
+    staging = tempfile.mkdtemp(prefix=f".{target.name}{_STAGING}{os.getpid()}-", dir=target.parent)
     try:
-        (staging / mark[0]).write_text(mark[1], encoding="utf-8")
-        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700 would stay the folder's mode (issue 23 item 8)
+        _write_file(os.path.join(staging, mark[0]), mark[1])
+        os.chmod(staging, 0o777 & ~_umask() if mode is None else mode)  # mkdtemp's 0700 would stay (issue 23 item 8)
+        made: set[str] = set()
         for rel, content in files.items():
-            path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-        _swap(staging, target)
+            path = os.path.join(staging, rel)
+            if "/" in rel:
+                folder = os.path.dirname(path)
+                if folder not in made:
+                    os.makedirs(folder, exist_ok=True)
+                    made.add(folder)
+            _write_file(path, content)
+        _swap(Path(staging), target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # the new tree: the swap did not happen
+        raise
+    if doomed is not None:
+        doomed.append(staging)  # the old tree, after the swap (or nothing, when there was none)
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_file(path: str, content: str) -> None:
+    """``Path.write_text(content, encoding="utf-8")`` in three system calls (mode 0666 less the umask)."""
+    data = content.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # the new tree if the swap failed, the old one after it
+        os.close(fd)
+
+
+class _Remover:
+    """Removes the folders appended to it (``doomed``), in a thread of its own when ``threaded``; every
+    one is gone when the ``with`` block ends, however it ends."""
+
+    def __init__(self, threaded: bool) -> None:
+        import queue
+        import threading
+
+        self._queue: queue.SimpleQueue[str | None] | None = queue.SimpleQueue() if threaded else None
+        self._thread = threading.Thread(target=self._run, name="cozy-render-remover", daemon=True) \
+            if threaded else None
+        self._pending: list[str] = []
+
+    def append(self, folder: str) -> None:
+        if self._queue is not None:
+            self._queue.put(folder)
+        else:
+            self._pending.append(folder)
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (folder := self._queue.get()) is not None:
+            _remove(folder)
+
+    def __enter__(self) -> _Remover:
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._thread is not None and self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+        for folder in self._pending:
+            _remove(folder)
+
+
+def _remove(folder: str) -> None:
+    import shutil
+
+    if os.path.lexists(folder):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_folder(folder: Path) -> None:
@@ -435,18 +577,31 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
+_RENAMEAT2: list[Any] = []  # the libc function, looked up once per process (a dlopen each time cost a fleet)
+
+
+def _renameat2() -> Any:
+    if not _RENAMEAT2:
+        import ctypes
+
+        try:
+            function = ctypes.CDLL(None, use_errno=True).renameat2
+            function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        except (OSError, AttributeError):
+            function = None
+        _RENAMEAT2.append(function)
+    return _RENAMEAT2[0]
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths with renameat2(RENAME_EXCHANGE); False where the OS or file system lacks it."""
     if not sys.platform.startswith("linux") or os.environ.get(FAULT_ENV, "").endswith(":fallback"):
         return False
     import ctypes
 
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):  # glibc before 2.28, musl before 1.2.? : fall back
+    renameat2 = _renameat2()
+    if renameat2 is None:  # glibc before 2.28, musl before 1.2.? : fall back
         return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
@@ -457,10 +612,14 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _swap(new: Path, target: Path) -> None:
     """Put ``new`` at ``target``; afterwards ``new`` holds the old content (or nothing)."""
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
+    try:
+        mode: int | None = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):
         raise OSError(f"{target} exists and is not a directory")
     _fault("before-swap")
-    if not target.exists():
+    if mode is None:
         os.rename(new, target)
         _fault("after-swap")
         return

@@ -10,6 +10,7 @@ the chart reads them. Features and rules ask these questions instead of re-readi
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -106,7 +107,7 @@ class PlatformFacts:
 
     def reads(self, dotted_path: str) -> bool:
         """Whether this chart version reads a platform value at all (version-aware rules)."""
-        return self.chart.reads(dotted_path)
+        return _per_chart(self.chart, ("reads", dotted_path), lambda: self.chart.reads(dotted_path))
 
     @property
     def system_enabled(self) -> bool:
@@ -184,11 +185,11 @@ class PlatformFacts:
 
     def optional_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits only from enabledPackages (optional helper, gates, gpu-operator)."""
-        return self.chart.optional_packages(bundle)
+        return list(_per_chart(self.chart, ("optional", bundle), lambda: self.chart.optional_packages(bundle)))
 
     def default_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits whatever enabledPackages says (only disabledPackages affects them)."""
-        return self.chart.default_packages(bundle)
+        return list(_per_chart(self.chart, ("default", bundle), lambda: self.chart.default_packages(bundle)))
 
     def known_platform_names(self) -> set[str]:
         """Every name some configuration of this chart version may render (for PLT-09 and PLT-08)."""
@@ -261,6 +262,8 @@ class PlatformFacts:
 
     def _platform_values(self, name: str) -> dict[tuple[str, ...], Any]:
         """spec.components leaves the platform renders for ``name`` (reference (b) table); offline-decidable only."""
+        if name not in _COMPONENT_VALUES_OF:
+            return {}  # the platform sets no component values of this Package (the branches below)
         generic = self.system_variant == "isp-full-generic"
         rendered: dict[str, Any] = {}
         if name == "cozystack.networking":
@@ -354,6 +357,28 @@ class PlatformFacts:
         elif user_pci:
             wiring["permittedHostDevices"] = {"pciHostDevices": list(user_pci)}
         return wiring
+
+
+# The Packages whose component values ``_platform_values`` models (one branch each there): the chart model
+# asks for every Package it renders, and every other answer is empty.
+_COMPONENT_VALUES_OF = frozenset({
+    "cozystack.networking", "cozystack.multus", "cozystack.linstor", "cozystack.cozystack-engine",
+    "cozystack.tenant-application", "cozystack.monitoring-agents", "cozystack.backupstrategy-controller",
+    "cozystack.kubevirt", "cozystack.ouroboros"})
+# Answers that depend on the chart version alone (its catalogue is generated and read-only), asked by
+# every cluster of a fleet again: computed once per chart model (issue 24).
+_CHART_ANSWERS: "dict[tuple[int, tuple[str, str]], tuple[ChartModel, Any]]" = {}
+
+
+def _per_chart(chart: "ChartModel", question: tuple[str, str], answer: Callable[[], Any]) -> Any:
+    key = (id(chart), question)
+    found = _CHART_ANSWERS.get(key)
+    if found is None or found[0] is not chart:
+        found = (chart, answer())
+        if len(_CHART_ANSWERS) > 4096:
+            _CHART_ANSWERS.clear()
+        _CHART_ANSWERS[key] = found
+    return found[1]
 
 
 _EVALUATIONS: "dict[tuple[str, str, str], tuple[dict[str, RenderedPackage], list[ChartProblem]]]" = {}

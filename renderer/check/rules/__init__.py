@@ -127,7 +127,12 @@ class RuleContext:
         return self.result.objects
 
     def packages(self) -> list[Emitted]:
-        return [e for e in self.objects if e.is_package()]
+        """The render's Packages (a fresh list: asked by most rules, filtered once per render)."""
+        if self._packages is None:
+            self._packages = tuple(e for e in self.objects if e.is_package())
+        return list(self._packages)
+
+    _packages: tuple[Emitted, ...] | None = None
 
     @cached_property
     def variants(self):
@@ -161,11 +166,16 @@ def run_rules(result: RenderResult, only: Iterable[str] | None = None,
     ctx = RuleContext(result, platform)
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
-    for rule_id, r in (all_rules() if registry is None else registry).items():
-        if wanted is not None and rule_id not in wanted:
-            continue
-        for hit in r.check(ctx):
-            findings.append(Finding(rule_id, hit.message, _where(hit, result), hit.severity or r.severity))
+    try:
+        for rule_id, r in (all_rules() if registry is None else registry).items():
+            if wanted is not None and rule_id not in wanted:
+                continue
+            for hit in r.check(ctx):
+                findings.append(Finding(rule_id, hit.message, _where(hit, result), hit.severity or r.severity))
+    finally:
+        # Shared values hold the context (the GPU view does): a cycle that would keep the whole render
+        # alive until the garbage collector runs; emptied here, it is freed at once (issue 24).
+        ctx._memo.clear()
     return findings
 
 

@@ -49,8 +49,33 @@ def sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
 
 
 def _sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
+    out = dict(_catalogue_sources(catalogue(ctx)))
+    for e in ctx.objects:
+        if e.api_version == PACKAGE_API and e.kind == "PackageSource" and e.name:
+            out[e.name] = _source_from_object(e)
+    return out
+
+
+# The catalogue's PackageSources, per catalogue: the versioned catalogue is one shared, read-only object
+# per chart version (renderer.platform_chart.model.versioned_catalogue), so a fleet reads it once, not
+# once per cluster (issue 24). Rules only read PackageSourceInfo; _sources copies the mapping.
+_CATALOGUE_SOURCES: dict[int, tuple[dict[str, Any], dict[str, PackageSourceInfo]]] = {}
+
+
+def _catalogue_sources(catalogue: dict[str, Any]) -> dict[str, PackageSourceInfo]:
+    found = _CATALOGUE_SOURCES.get(id(catalogue))
+    if found is not None and found[0] is catalogue:
+        return found[1]
+    out = _read_catalogue_sources(catalogue)
+    if len(_CATALOGUE_SOURCES) > 8:
+        _CATALOGUE_SOURCES.clear()
+    _CATALOGUE_SOURCES[id(catalogue)] = (catalogue, out)
+    return out
+
+
+def _read_catalogue_sources(catalogue: dict[str, Any]) -> dict[str, PackageSourceInfo]:
     out: dict[str, PackageSourceInfo] = {}
-    for name, entry in (catalogue(ctx).get("packages") or {}).items():
+    for name, entry in (catalogue.get("packages") or {}).items():
         partial = entry.get("partial") or []
         partial = ["variants", "components"] if partial is True else list(partial)
         info = PackageSourceInfo(name, partial_variants="variants" in partial,
@@ -60,9 +85,6 @@ def _sources(ctx: RuleContext) -> dict[str, PackageSourceInfo]:
             components = {c: bool((spec or {}).get("install")) for c, spec in (v.get("components") or {}).items()}
             info.variants[vname] = SourceVariant(v.get("dependsOn") if "dependsOn" in v else None, components)
         out[name] = info
-    for e in ctx.objects:
-        if e.api_version == PACKAGE_API and e.kind == "PackageSource" and e.name:
-            out[e.name] = _source_from_object(e)
     return out
 
 

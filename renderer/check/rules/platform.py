@@ -541,24 +541,27 @@ def plt_14(ctx: RuleContext) -> Iterator[Hit]:
     values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values") \
         if platform is not None else None
 
-    def walk(node: Any, path: tuple[str, ...]) -> Iterator[Hit]:
-        if not isinstance(node, dict):
-            return
-        for key in sorted(node, key=str):
-            here = path + (str(key),)
-            dotted_path = ".".join(here)
-            if f.reads(dotted_path):
-                yield from walk(node[key], here)
-                continue
-            readers = [m.version for m in others if m.reads(dotted_path)]
-            if readers and isinstance(node[key], dict) and node[key]:
-                yield from walk(node[key], here)  # name the leaves the other version reads
-            elif readers:
-                yield _values_hit(ctx, f"{dotted_path} is not read by the platform chart {f.chart.version} "
-                                       f"(read by {', '.join(readers)}): it has no effect on this cluster; set "
-                                       "platform.version to a version that reads it, or drop the key.", here)
+    # A module-level walk, not a nested one: a nested function that recurses holds itself through its
+    # closure, a cycle only the garbage collector frees (issue 24).
+    yield from _unread_values(ctx, f, others, values, ())
 
-    yield from walk(values, ())
+
+def _unread_values(ctx: RuleContext, f: Any, others: list[Any], node: Any, path: tuple[str, ...]) -> Iterator[Hit]:
+    if not isinstance(node, dict):
+        return
+    for key in sorted(node, key=str):
+        here = path + (str(key),)
+        dotted_path = ".".join(here)
+        if f.reads(dotted_path):
+            yield from _unread_values(ctx, f, others, node[key], here)
+            continue
+        readers = [m.version for m in others if m.reads(dotted_path)]
+        if readers and isinstance(node[key], dict) and node[key]:
+            yield from _unread_values(ctx, f, others, node[key], here)  # name the leaves the other version reads
+        elif readers:
+            yield _values_hit(ctx, f"{dotted_path} is not read by the platform chart {f.chart.version} "
+                                   f"(read by {', '.join(readers)}): it has no effect on this cluster; set "
+                                   "platform.version to a version that reads it, or drop the key.", here)
 
 
 @rule(
