@@ -107,7 +107,6 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     to the render's budget (``renderer.load.limits``). Overlays are YAML 1.2; ``yaml11`` reads a manifest
     file exactly as kubectl does (sigs.k8s.io/yaml on go-yaml v2, see ``go_resolve``).
     """
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
 
@@ -115,7 +114,7 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     if nul >= 0:
         raise RenderError([Finding("OVL-YAML", "file holds a NUL character",
                                    Location(display, *position(text, nul)))])
-    y = YAML(typ="safe")
+    y = _safe_yaml()
     out: list[tuple[Any, Locations]] = []
     try:
         explicit = _scan_events(y, text, display, max_documents)
@@ -140,6 +139,25 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     except RecursionError:  # unreachable while MAX_DEPTH holds; kept so no input can crash the process
         raise _limit("YAML nesting is too deep", Location(display, 1, 1)) from None
     return out
+
+
+_PARSERS: dict[int, Any] = {}  # thread ident -> its YAML instance (renders run in threads too: diff --all)
+
+
+def _safe_yaml() -> Any:
+    """This thread's ruamel ``YAML(typ="safe")``, made once: making one looks for plug-ins on disk and
+    builds classes, which cost a fleet as much as parsing its cluster files (issue 24). Each parse
+    starts afresh (``parse``/``compose_all`` make their own parser and reset the reader); the
+    per-document records ruamel appends are dropped so a long run does not grow them."""
+    from _thread import get_ident
+
+    y = _PARSERS.get(get_ident())
+    if y is None:
+        from ruamel.yaml import YAML
+
+        y = _PARSERS[get_ident()] = YAML(typ="safe")
+    y.doc_infos.clear()
+    return y
 
 
 _TAG = "tag:yaml.org,2002:"
