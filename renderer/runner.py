@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
+import errno
 import sys
 from collections.abc import Callable
 from typing import NoReturn
@@ -28,10 +28,14 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         report.write(exc.findings)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
-        # The reader went away (`| head`); nothing useful can be said on a closed stdout.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_OK)
+        # A write that bypassed the guard (renderer.streams.ReaderGuard): the code it would have had is
+        # unknown, so it is not claimed to be clean either.
+        from renderer.streams import stream_failure
+
+        failure = stream_failure(OSError(errno.EPIPE, "the reader closed stdout"))
+        assert failure is not None
+        report.write(failure.findings)
+        sys.exit(failure.exit_code)
     except OSError as exc:
         from renderer.streams import stream_failure
 
@@ -62,7 +66,7 @@ def configure_streams() -> None:
     UTF-8: the same bytes under LC_ALL=tr_TR.ISO-8859-9 as under C.UTF-8. Messages on stderr keep the
     locale's encoding for the terminal, with characters it cannot show escaped instead of crashing.
     """
-    from renderer.streams import replace_closed
+    from renderer.streams import guard_reader, replace_closed
 
     replace_closed()  # a closed stdout or stderr (`2>&-`): see renderer.streams
     for stream, options in ((sys.stdout, {"encoding": "utf-8", "errors": "strict"}),
@@ -72,4 +76,5 @@ def configure_streams() -> None:
             continue
         with contextlib.suppress(ValueError, OSError, LookupError):
             reconfigure(**options)
+    guard_reader()  # `| head`: the command still exits with its own code (renderer.streams)
 

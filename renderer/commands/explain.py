@@ -13,7 +13,8 @@ from renderer.requests import ExplainRequest
 OUTPUT_API = "cozy-render/v1"  # the JSON outputs' version (renderer/data/output-schemas/, CHANGELOG.md)
 
 if TYPE_CHECKING:
-    from renderer.emit.provenance import Entry
+    from renderer.emit.provenance import Entry, Tracer
+    from renderer.model import Emitted
 
 
 def run(req: ExplainRequest) -> int:
@@ -60,7 +61,8 @@ def _rendered(req: ExplainRequest) -> int:
     from renderer.emit import provenance
     from renderer.pipeline import render
 
-    result = render(req.path, root=req.root, variants=req.variants, refuse=False)
+    with provenance.collector_paused():  # one cluster, as pipeline.run renders it (renderer.batch)
+        result = render(req.path, root=req.root, variants=req.variants, refuse=False)
     tracer = provenance.Tracer(result)
     target = req.key
     pointer = req.pointer
@@ -68,21 +70,28 @@ def _rendered(req: ExplainRequest) -> int:
         target, pointer = None, target
     objects = [provenance.find_object(result, target)] if target else result.objects
     entries = []
-    for obj in objects:
-        path = None
-        if pointer is not None:
-            path = provenance.from_pointer(obj.obj, pointer)
-            if path is None:
-                if target is None:
-                    continue
-                raise RenderError([Finding("CLI-EXPLAIN", f"{provenance.object_ref(obj)} has no value at {pointer}",
-                                           obj.source)])
-        entries.extend(tracer.entries(obj, path))
+    with provenance.collector_paused():
+        for obj in objects:
+            entries.extend(_object_entries(tracer, obj, target, pointer))
     if pointer is not None and not entries:
         raise RenderError([Finding("CLI-EXPLAIN", f"no rendered object has a value at {pointer}",
                                    result.overlay.locate(()))])
     sys.stdout.write(format_entries(entries, req.fmt, result.overlay.name))
     return EXIT_OK
+
+
+def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: str | None) -> list[Entry]:
+    from renderer.emit import provenance
+
+    path = None
+    if pointer is not None:
+        path = provenance.from_pointer(obj.obj, pointer)
+        if path is None:
+            if target is None:
+                return []
+            raise RenderError([Finding("CLI-EXPLAIN", f"{provenance.object_ref(obj)} has no value at {pointer}",
+                                       obj.source)])
+    return tracer.entries(obj, path)
 
 
 def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
