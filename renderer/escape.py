@@ -4,11 +4,26 @@ A folder name, a cluster name or an environment value is attacker-chosen: printe
 second finding line, a GitHub ``::error`` workflow command or its properties, a shell-completion
 candidate, or drive the terminal with escape sequences. Every message goes through ``printable``
 (``Finding.format``, the GitHub annotations); values spliced into a message go through ``quote``.
+
+Structurally, whatever a message says (issue 25 item 10):
+
+- text: ``Finding.format`` prints the location's path through ``location_path`` (quoted when it could
+  pose as another location or severity) and the message through ``printable`` (one line, cut with a
+  count);
+- GitHub annotations: ``github_data`` / ``github_property`` (the Actions toolkit's escaping, after
+  ``printable``);
+- JSON: ``Finding.as_dict`` cuts the message and path with a count, and ``json_text`` writes every
+  document with the characters JSON allows raw (DEL, C1 controls, line separators, bidirectional
+  overrides) as ``\\uXXXX`` escapes: the same data, nothing a terminal acts on;
+- tables (diff, explain, inputs, ls) pass each cell through ``printable``; ``render --annotate``'s
+  ``# file:line`` comments too, so a file name cannot end the comment and inject YAML.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 # The longest value spliced into a message, in characters; the rest is cut and counted.
 MAX_VALUE_CHARS = 240
@@ -62,3 +77,29 @@ def github_data(text: str) -> str:
 def github_property(text: str) -> str:
     """A GitHub workflow command's property value (actions/toolkit ``escapeProperty``): also ``:`` and ``,``."""
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# A path that holds ": " could pose as a second location or severity in ``path:line:col: error[CODE]:``.
+_PATH_AMBIGUOUS = re.compile(r": |['\\]")
+
+
+def location_path(path: str, limit: int = 1000) -> str:
+    """The path at the head of a finding line: as is (spaces and all, so editors can open it) unless it
+    holds a control character, a quote, a backslash or ``": "``; then quoted as ``quote`` does."""
+    if len(path) <= limit and not _UNSAFE.search(path) and not _PATH_AMBIGUOUS.search(path):
+        return path
+    return quote(path, limit)
+
+
+def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut after ``limit`` characters, with a count of the rest (for JSON, which escapes itself)."""
+    return _cut(text, limit)
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def json_text(document: Any, **options: Any) -> str:
+    """``json.dumps(document, **options)`` with the characters JSON lets through raw escaped as
+    ``\\uXXXX`` (they can only occur inside strings, where the escape is the same character)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, **options))

@@ -54,7 +54,10 @@ def execute(body: Callable[[], int | None], debug: bool = False,
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)\n")
+        from renderer.escape import printable
+
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {printable(exc)} "
+                         "(rerun with --debug for a traceback)\n")
         sys.exit(EXIT_INTERNAL)
     sys.exit(code or EXIT_OK)
 

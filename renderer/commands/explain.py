@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.escape import json_text, printable
 from renderer.requests import ExplainRequest
 
 OUTPUT_API = "cozy-render/v1"  # the JSON outputs' version (renderer/data/output-schemas/, CHANGELOG.md)
@@ -39,15 +40,15 @@ def run(req: ExplainRequest) -> int:
             continue
         rows.append((path, value, loc))
     if req.fmt == "json":
-        sys.stdout.write(json.dumps({
+        sys.stdout.write(json_text({
             "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": overlay.name,
             "layers": [display_path(p) for p in overlay.layers],
             "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
                         "line": loc.line, "column": loc.col} for path, value, loc in rows]}, indent=2) + "\n")
         return EXIT_OK
-    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}\n"]
-    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}\n" for path, value, loc in rows]
-    sys.stdout.write("".join(out))
+    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}"]
+    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in rows]
+    sys.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
     return EXIT_OK
 
 
@@ -96,16 +97,16 @@ def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: s
 
 def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
     if fmt == "json":
-        return json.dumps({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
-                           "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
+        return json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
+                          "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
     out: list[str] = []
     current = None
-    for e in entries:
+    for e in entries:  # names, pointers and step texts hold input: each printed on its one line
         if e.ref != current:
             current = e.ref
-            out.append(f"{'' if not out else chr(10)}# {current}\n")
-        out.append(f"{e.pointer or '/'} = {json.dumps(e.value)}\n")
-        out += [f"    {step.text}\n" for step in e.steps]
+            out.append(f"{'' if not out else chr(10)}# {printable(current)}\n")
+        out.append(f"{printable(e.pointer or '/')} = {json.dumps(e.value)}\n")
+        out += [f"    {printable(step.text)}\n" for step in e.steps]
     return "".join(out)
 
 

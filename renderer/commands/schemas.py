@@ -40,7 +40,11 @@ def export(req: SchemasExportRequest) -> int:
     files = export_files(req.directory, kubernetes_versions=list(req.versions), core=req.core)
     output.write_tree(req.directory, {path.relative_to(req.directory).as_posix(): text for path, text in files.items()},
                       mark=(output.SCHEMAS_MARK, output.SCHEMAS_MARK_TEXT), legacy=None)
-    sys.stdout.write(f"wrote {len(files)} schema files under {req.directory}\n"
+    import shlex
+
+    from renderer.escape import printable, quote
+
+    sys.stdout.write(f"wrote {len(files)} schema files under {quote(req.directory)}\n"
                      "use with: kubeconform -schema-location default "
-                     f"-schema-location '{req.directory}/{CATALOG_TEMPLATE}' FILE...\n")
+                     f"-schema-location {printable(shlex.quote(f'{req.directory}/{CATALOG_TEMPLATE}'))} FILE...\n")
     return EXIT_OK

@@ -4,7 +4,6 @@ could not be read is reported on stderr, as diff does."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple, TextIO
 
 from renderer.doctor.checks import Diagnosis, allocatable, gpu_nodes, pod_healthy
@@ -79,4 +78,6 @@ def as_json(outcomes: list[Outcome], failures: list[Finding]) -> str:
                               "message": d.message} for d in o.diagnoses]}
 
     doc = {"clusters": [cluster(o) for o in outcomes], "errors": [f.as_dict() for f in failures]}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    from renderer.escape import json_text
+
+    return json_text(doc, indent=2, sort_keys=False) + "\n"

@@ -438,10 +438,13 @@ def find_object(result: RenderResult, ref: str) -> Emitted:
 
 
 def comment_for(entry: Entry) -> str:
+    """``file:line`` for a YAML comment: a file name cannot end the comment and inject YAML (issue 25 item 10)."""
+    from renderer.escape import printable
+
     loc = entry.primary()
     if loc is None:
         return "cozy-render"
-    return f"{loc.path}:{loc.line}" if loc.line else loc.path
+    return printable(f"{loc.path}:{loc.line}" if loc.line else loc.path)
 
 
 def annotate(stream: str, results: list[RenderResult]) -> str:

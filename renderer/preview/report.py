@@ -34,7 +34,6 @@ A finding is ``{"code", "severity", "message", "file", "line", "column"}`` (as `
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import shlex
 from typing import Any, TextIO
@@ -245,7 +244,9 @@ def as_dict(review: Review) -> dict[str, Any]:
 
 
 def as_json(review: Review) -> str:
-    return json.dumps(as_dict(review), indent=2, ensure_ascii=False, default=str) + "\n"
+    from renderer.escape import json_text
+
+    return json_text(as_dict(review), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 # --- Markdown -----------------------------------------------------------------------------------
