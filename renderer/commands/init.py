@@ -342,6 +342,8 @@ def run(req: InitRequest) -> int:
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
     schema, schema_file = schema_reference(root, target.parent)
     text = cluster_yaml(req, inherits, base, schema)
+    if schema_file is not None:
+        _refuse_links_out(root, schema_file)  # before anything is written: a refusal leaves the tree as it was
     _create(target, text)
     sys.stderr.write(f"wrote {quote(display_path(target))}" + (f" (inherits {quote(inherits)})" if inherits else "")
                      + "\n")

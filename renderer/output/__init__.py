@@ -153,10 +153,10 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
     Returns None when the caller should go on and write.
     """
     target = refuse_unsafe_target(out, results, all_clusters)
+    for folder in (cluster_folders(target, files or {}) if all_clusters else {target: {}}):
+        _refuse_foreign(folder)  # --check too: a user's folder is never read back and printed
     if check_only:
         return check_report(out, files or {}, fmt, all_clusters=all_clusters)
-    for folder in (cluster_folders(target, files or {}) if all_clusters else {target: {}}):
-        _refuse_foreign(folder)
     return None
 
 
@@ -703,10 +703,13 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
         return EXIT_FINDINGS if entries else EXIT_OK
     stream = stderr or sys.stderr
     colour = _use_colour(stream)
-    for e in entries:
-        stream.write(f"{e['file']}: {e['status']} (re-run cozy-render render --out)\n")
+    from renderer.escape import printable
+
+    for e in entries:  # committed files are pull-request input: their names and lines are printed escaped
+        stream.write(f"{printable(e['file'])}: {e['status']} (re-run cozy-render render --out)\n")
         if e["diff"]:
-            stream.write(_coloured(e["diff"]) if colour else e["diff"])
+            diff = "".join(printable(line, 1 << 20) + "\n" for line in e["diff"].splitlines())
+            stream.write(_coloured(diff) if colour else diff)
     return EXIT_FINDINGS if entries else EXIT_OK
 
 
