@@ -384,11 +384,28 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+class _NotParsed(Exception):
+    pass
+
+
+def _not_parsed(_text: str, _display: str) -> tuple[Any, Locations]:
+    raise _NotParsed  # nothing is added to the render's layer cache from here
+
+
 @cache  # every layer once: a bounded cache re-parsed layers per value (1,000 layers)
 def _layer_document(path: Path) -> tuple[Any, Locations]:
+    """The layer as the render parsed it (renderer.load.layercache: re-parsing a 1 MB layer with positions
+    was the largest part of ``--annotate``), else parsed again within the spent budget."""
+    from renderer.load.layercache import parsed_layer
+
     display = display_path(path)
+    text = read_text(path, display)
+    try:
+        return parsed_layer(display, text, _not_parsed)
+    except _NotParsed:
+        pass
     with limits.rereading():  # the render accepted this layer; its budget is spent
-        data, locs = load_documents(read_text(path, display), display)[0]
+        data, locs = load_documents(text, display)[0]
     return data, locs
 
 
@@ -439,12 +456,17 @@ def find_object(result: RenderResult, ref: str) -> Emitted:
 
 def comment_for(entry: Entry) -> str:
     """``file:line`` for a YAML comment: a file name cannot end the comment and inject YAML (issue 25 item 10)."""
-    from renderer.escape import printable
-
     loc = entry.primary()
     if loc is None:
         return "cozy-render"
-    return printable(f"{loc.path}:{loc.line}" if loc.line else loc.path)
+    return f"{_comment_path(loc.path)}:{loc.line}" if loc.line else _comment_path(loc.path)
+
+
+@lru_cache(maxsize=1024)
+def _comment_path(path: str) -> str:
+    from renderer.escape import printable
+
+    return printable(path)
 
 
 def annotate(stream: str, results: list[RenderResult]) -> str:
