@@ -21,7 +21,6 @@ Structurally, whatever a message says (issue 25 item 10):
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -69,6 +68,13 @@ def quote(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     return f"'{inner}'"
 
 
+def literal(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value for a message, always single-quoted (``'maybe'``, as ``repr`` shows a short string), with
+    backslash escapes and cut with a count of what was left off."""
+    text = quote(value, limit)
+    return text if text.startswith("'") else f"'{text}'"
+
+
 def github_data(text: str) -> str:
     """A GitHub workflow command's message (actions/toolkit ``escapeData``)."""
     return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -102,4 +108,6 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
 def json_text(document: Any, **options: Any) -> str:
     """``json.dumps(document, **options)`` with the characters JSON lets through raw escaped as
     ``\\uXXXX`` (they can only occur inside strings, where the escape is the same character)."""
+    import json
+
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, **options))

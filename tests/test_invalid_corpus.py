@@ -16,8 +16,9 @@ folder with a ``.git`` marker). ``case.json``:
   ``{repo}`` in ``args`` is the copy's repository folder.
 
 Each case runs in a child process under ``RLIMIT_AS`` = 500 MiB and must spend at most 5 s of CPU: no input
-may take more before being refused. Stdout stays empty, no traceback or internal error is printed, and
-nothing in the case's folder (inputs, ``--out``) changes.
+may take more before being refused. Stdout stays empty, no traceback or internal error is printed, no
+message line is longer than 5,000 characters (values are cut with a count), and nothing in the case's
+folder (inputs, ``--out``) changes.
 """
 
 from __future__ import annotations
@@ -170,6 +171,8 @@ def test_hostile_input_is_refused_cleanly(case: Path, tmp_path: Path) -> None:
     lines = err.rstrip("\n").split("\n")
     shape = LOCATED if spec.get("located", True) else UNLOCATED
     for line in lines:
+        # a value from input is cut with a count (renderer/escape.py): no line echoes a 100 KB value
+        assert len(line) <= 5_000, f"a {len(line)}-character message line"
         found = shape.match(line)
         assert found, f"not a one-line `file:line:col: error[CODE]: message` refusal: {line!r}"
         assert found["code"] == spec["code"], line

@@ -125,7 +125,7 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
                 raise _error("DIFF-SNAPSHOT", "JSON nested too deeply", Location(display, *_line_col(text, pos))) \
                     from None
             except ValueError as exc:  # an integer past Python's digit limit
-                raise _error("DIFF-SNAPSHOT", f"malformed JSON: {_first_line(exc)}",
+                raise _error("DIFF-SNAPSHOT", f"malformed JSON: {_number_problem(exc)}",
                              Location(display, *_line_col(text, pos))) from None
             yield doc, text.count("\n", 0, pos) + 1
             pos = end
@@ -141,7 +141,7 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
             try:
                 yield loader.construct_document(node), line
             except (ValueError, OverflowError, RecursionError) as exc:  # an integer past Python's limit
-                raise _error("DIFF-SNAPSHOT", f"malformed YAML: {_first_line(exc)}", Location(display, line, 1)) \
+                raise _error("DIFF-SNAPSHOT", f"malformed YAML: {_number_problem(exc)}", Location(display, line, 1)) \
                     from None
     except yaml_error as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -150,6 +150,18 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
         raise _error("DIFF-SNAPSHOT", f"malformed or truncated YAML: {problem}", where) from None
     finally:
         loader.dispose()
+
+
+def _number_problem(exc: BaseException) -> str:
+    """What was wrong, in our words: Python's own text about its digit limit names a setting of the
+    interpreter (issue 25 item 10: no library noise in a message)."""
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return "an integer with thousands of digits (Kubernetes integers are 64-bit)"
+    if isinstance(exc, OverflowError):
+        return "a number out of range"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return _first_line(exc)
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
