@@ -56,7 +56,10 @@ def snapshot_files(path: Path, *, against: bool) -> list[Path]:
         raise _error("DIFF-SNAPSHOT", f"{display_path(path)}: not a regular file or folder")
     root = path.resolve()
     files: list[Path] = []
-    for folder, dirs, names in os.walk(root):
+    for folder, dirs, names in os.walk(root):  # top-down: a folder too deep is refused before os.walk recurses
+        if len(Path(folder).relative_to(root).parts) > limits.MAX_DEPTH:
+            raise _error("DIFF-SNAPSHOT", f"folders nested more than {limits.MAX_DEPTH} deep under it",
+                         Location(display_path(path)))
         dirs.sort()
         for name in list(dirs):
             if os.path.islink(os.path.join(folder, name)):

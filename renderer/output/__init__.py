@@ -336,7 +336,7 @@ def is_generated_tree(folder: Path) -> bool:
     """A node-config folder from before the mark: only regular files, each starting with our header."""
     try:
         entries = list(folder.rglob("*"))
-    except OSError:
+    except (OSError, RecursionError):  # a folder nested past the recursion limit is no node-config output
         return False
     for entry in entries:
         if entry.is_symlink():
@@ -392,7 +392,6 @@ def write_tree(out: Path, files: dict[str, str], results: list[Any] = (),  # typ
 
 
 def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str]) -> None:
-    import shutil
     import tempfile
 
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}{_STAGING}{os.getpid()}-", dir=target.parent))
@@ -405,16 +404,45 @@ def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str]) 
             path.write_text(content, encoding="utf-8")
         _swap(staging, target)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # the new tree if the swap failed, the old one after it
+        _rmtree(staging)  # the new tree if the swap failed, the old one after it
 
 
 def _remove_folder(folder: Path) -> None:
     """Remove a marked folder: renamed to a marked staging name first (atomic), then deleted."""
-    import shutil
-
     doomed = folder.with_name(f".{folder.name}{_STAGING}{os.getpid()}-gone")
     os.rename(folder, doomed)
-    shutil.rmtree(doomed, ignore_errors=True)
+    _rmtree(doomed)
+
+
+def _rmtree(folder: Path) -> None:
+    """``shutil.rmtree(folder, ignore_errors=True)``; a tree nested past Python's recursion limit (a
+    committed ``rendered/c1/d/d/...``) is removed with a stack instead of an internal error."""
+    import shutil
+
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    except RecursionError:
+        pass
+    else:
+        return
+    folders: list[str] = []
+    pending = [str(folder)]
+    while pending:
+        here = pending.pop()
+        folders.append(here)
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+        except OSError:
+            continue
+    for here in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(here)
 
 
 def _fault(point: str) -> None:
@@ -493,8 +521,6 @@ def _clean_stale(parent: Path) -> None:
     staging folder seen now belongs to a run that is gone, whatever PID namespace it ran in. PIDs are
     not consulted: in another namespace a live writer's PID means nothing here (issue 25 item 5).
     A non-empty folder without a mark is not ours and stays."""
-    import shutil
-
     try:
         entries = sorted(parent.iterdir())
     except OSError:
@@ -508,7 +534,7 @@ def _clean_stale(parent: Path) -> None:
             os.rename(entry, target)  # the old content, whether or not it carried the mark
             continue
         if (entry / MARK).is_file() or (entry / NODE_MARK).is_file() or (entry / SCHEMAS_MARK).is_file():
-            shutil.rmtree(entry, ignore_errors=True)
+            _rmtree(entry)
         elif _is_empty_dir(entry):
             with contextlib.suppress(OSError):
                 entry.rmdir()

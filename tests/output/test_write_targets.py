@@ -141,3 +141,29 @@ def test_init_refuses_writing_out_of_the_tree_and_touches_nothing(target: str, t
     assert done.stdout == ""
     assert LINE.match(done.stderr), done.stderr
     assert snapshot(tmp_path / "work") == before
+
+
+def _nest(folder: Path, depth: int) -> None:
+    """``depth`` folders inside ``folder``, made without recursing (past Python's recursion limit)."""
+    here = folder
+    for _ in range(depth):
+        here = here / "d"
+        os.mkdir(here)
+    (here / "x.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+
+
+@pytest.mark.parametrize("args", [["render", ".", "--all", "--out", "rendered"],
+                                  ["render", "clusters/c1", "--out", "rendered/c1"]])
+def test_a_marked_folder_nested_past_the_recursion_limit_is_replaced_whole(args: list[str], tmp_path: Path) -> None:
+    """A committed ``rendered/c1/d/d/.../x.yaml`` 1,500 deep: --check names it stale, a write replaces the
+    folder and leaves no staging litter (shutil.rmtree recursed into an internal error)."""
+    root, _ = _tree(tmp_path, "repository root")
+    first = cozy("render", ".", "--all", "--out", "rendered", cwd=root)
+    assert first.returncode == 0, first.stderr
+    _nest(root / "rendered" / "c1", 1500)
+    check = cozy(*args, "--check", cwd=root)
+    assert check.returncode == 1 and "internal error" not in check.stderr, check.stderr[-500:]
+    done = cozy(*args, cwd=root)
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-500:]
+    assert not (root / "rendered" / "c1" / "d").exists()
+    assert sorted(p.name for p in (root / "rendered").iterdir()) == ["c1"]
