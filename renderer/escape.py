@@ -29,9 +29,10 @@ MAX_VALUE_CHARS = 240
 # The longest message printed, in characters.
 MAX_MESSAGE_CHARS = 4_000
 
-# C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidirectional overrides
-# (a terminal or a browser would reorder or break the line on them).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators and bidirectional overrides (a terminal
+# or a browser would reorder or break the line on them), and lone surrogates (a file name that is not
+# UTF-8, read with surrogateescape: UTF-8 output cannot hold them).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 _PLAIN = re.compile(r"[A-Za-z0-9._/@+=,:~\-]+")
 
 
@@ -102,7 +103,7 @@ def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return _cut(text, limit)
 
 
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 def json_text(document: Any, **options: Any) -> str:

@@ -2,10 +2,11 @@
 
 One overlay tree whose layer file, cluster folder and ConfigMap value hold a newline, a GitHub
 ``::error`` workflow command, a terminal escape sequence, a bidirectional override and a C1 control,
-and whose refused cluster holds a 100 KB value. Every reporter that can show them (findings as text,
-GitHub annotations and JSON; explain, ``explain --rendered``, ``inputs``, ``ls``, ``render --annotate``
-and ``diff``, each in its formats) runs in a real child process, and no output may hold a raw control
-character, a forged workflow command or the long value in full (renderer/escape.py).
+and whose refused cluster holds a 100 KB value; one cluster folder's name is not UTF-8 (stdout is
+UTF-8: ``ls`` and ``check -o json|github`` crashed on it). Every reporter that can show them (findings
+as text, GitHub annotations and JSON; explain, ``explain --rendered``, ``inputs``, ``ls``,
+``render --annotate`` and ``diff``, each in its formats) runs in a real child process, and no output may
+hold a raw control character, a forged workflow command or the long value in full (renderer/escape.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from tests.conftest import REPO
 
 EVIL = "x\n::error file=forged.yml,line=1::forged\x1b[2J\u202e\x85\x9b31m"
 LONG = "v" * 100_000
+NOT_UTF8 = os.fsdecode(b"latin-\xff-name")  # a folder name that is not UTF-8: a lone surrogate in Python
 HEAD = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
-RAW = ("\x1b", "\u202e", "\x85", "\x9b", "\r")
+RAW = ("\x1b", "\u202e", "\x85", "\x9b", "\r", "\udcff")
 
 
 def _yaml_string(text: str) -> str:
@@ -45,6 +47,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "c1": HEAD + f"metadata: {{name: c1}}\ninherits: [{layer}]\n" + manifest,
         "c2": HEAD + f"metadata: {{name: c2}}\ninherits: [{layer}, {_yaml_string(f'../../base/bad{EVIL}.yaml')}]\n",
         EVIL: HEAD + f"metadata: {{name: c1}}\ninherits: [{layer}]\n",
+        NOT_UTF8: HEAD + f"metadata: {{name: c1}}\ninherits: [{layer}]\n",
     }.items():
         (root / "clusters" / name).mkdir(parents=True)
         (root / "clusters" / name / "cluster.yaml").write_text(text)
