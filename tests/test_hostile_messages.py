@@ -5,7 +5,7 @@ One overlay tree whose layer file, cluster folder and ConfigMap value hold a new
 and whose refused cluster holds a 100 KB value; one cluster folder's name is not UTF-8 (stdout is
 UTF-8: ``ls`` and ``check -o json|github`` crashed on it). Every reporter that can show them (findings
 as text, GitHub annotations and JSON; explain, ``explain --rendered``, ``inputs``, ``ls``,
-``render --annotate`` and ``diff``, each in its formats) runs in a real child process, and no output may
+``render --annotate``, ``render --check`` and ``diff``, each in its formats) runs in a real child process, and no output may
 hold a raw control character, a forged workflow command or the long value in full (renderer/escape.py).
 """
 
@@ -60,6 +60,10 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        "labels": {"app.kubernetes.io/managed-by": "cozy-render",
                                                   "render.cozystack.io/cluster": "c1"}}})
     (root / "live.json").write_text(json.dumps(live))
+    written = _run(["render", "clusters/c1", "--out", "rendered/c1"], root)
+    assert written.returncode == 0, written.stderr
+    # a committed file --check names: its name not UTF-8 and holding an escape, its line a C1 control
+    (root / "rendered" / "c1" / os.fsdecode(b"extra-\xff\x1b[2J.yaml")).write_bytes(b"x: \xc2\x9b31m\n")
     return root
 
 
@@ -89,6 +93,8 @@ COMMANDS = {
     "diff": ["diff", "clusters/c1", "--snapshot", "live.json"],
     "diff json": ["diff", "clusters/c1", "--snapshot", "live.json", "-o", "json"],
     "render": ["render", "clusters/c1"],
+    "render --check": ["render", "clusters/c1", "--out", "rendered/c1", "--check"],
+    "render --check json": ["render", "clusters/c1", "--out", "rendered/c1", "--check", "-o", "json"],
 }
 
 
@@ -99,7 +105,7 @@ def test_no_reporter_prints_input_raw(name: str, repo: Path) -> None:
     for stream, text in (("stdout", done.stdout), ("stderr", done.stderr)):
         # a manifest stream is data, written as YAML writes it: controls escaped, but a bidirectional
         # override is printable text to YAML (it stays inside its quoted value; annotate's comments escape it)
-        data = stream == "stdout" and name.startswith("render") and "refus" not in name
+        data = stream == "stdout" and name.startswith("render") and "refus" not in name and "check" not in name
         for char in RAW:
             assert char not in text or (data and char == "\u202e"), f"{stream} holds {char!r} raw"
         if data:

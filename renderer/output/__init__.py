@@ -725,7 +725,9 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
     entries = stale_entries(out, files, all_clusters)
     if fmt == "json":
         stream = stdout or sys.stdout
-        stream.write(json.dumps({"stale": entries}, indent=2, ensure_ascii=False) + "\n")
+        from renderer.escape import json_text  # committed names are input: a non-UTF-8 one is escaped, not a crash
+
+        stream.write(json_text({"stale": entries}, indent=2, ensure_ascii=False) + "\n")
         return EXIT_FINDINGS if entries else EXIT_OK
     stream = stderr or sys.stderr
     colour = _use_colour(stream)
