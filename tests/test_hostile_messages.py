@@ -121,3 +121,18 @@ def test_no_reporter_prints_input_raw(name: str, repo: Path) -> None:
     if name.startswith(("render (refusal", "check --all text", "render refused")):
         assert done.stderr.count("\n") == len([ln for ln in done.stderr.splitlines() if "error[" in ln
                                                or "warning[" in ln or ln.startswith("cozy-render:")])
+
+
+def test_a_folder_name_cannot_inject_yaml_into_the_all_stream(tmp_path: Path) -> None:
+    """``render --all``'s ``# Source: <path>`` comments: a folder holding a newline stays inside its comment."""
+    root = tmp_path / "repo"
+    tree = root / "team\nkind: Secret\n#"
+    (root / ".git").mkdir(parents=True)
+    (tree / "clusters" / "c1").mkdir(parents=True)
+    (tree / "clusters" / "c1" / "cluster.yaml").write_text(
+        HEAD + "metadata: {name: c1}\nhost: {os: apt}\nplatform: {variant: isp-full-generic}\n")
+    done = _run(["render", "--all", str(tree)], root)
+    assert done.returncode == 0, done.stderr
+    sources = [line for line in done.stdout.splitlines() if line.startswith("# Source: ")]
+    assert sources and all(line == "# Source: team\\nkind: Secret\\n#/clusters/c1/cluster.yaml" for line in sources)
+    assert "\nkind: Secret\n" not in done.stdout
