@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import targets
 from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
@@ -121,16 +122,16 @@ def main() -> None:
     if ref:
         for name in ("cozy-render diff", "cozy-render diff --server-side"):
             ratio = statistics.median(times[name]) / ref
-            lines.append(f"- {name}: **{ratio:.2f}x** kubectl diff --server-side (target within 1.2x: "
-                         f"{'met' if ratio <= 1.2 else 'missed'})")
+            lines.append(targets.line(f"{name} / kubectl diff --server-side", ratio, "<=", 1.2, "x"))
     if args.baseline is not None:
         ratio = requests["cozy-render diff"] / max(1, requests["baseline cozy-render diff"])
-        lines.append(f"- requests: {requests['cozy-render diff']} against the baseline's "
-                     f"{requests['baseline cozy-render diff']} (**{ratio:.2f}x**, target within 2x: "
-                     f"{'met' if ratio <= 2 else 'missed'}); orphans are now searched in every listable kind")
+        lines.append(targets.line(f"requests, {requests['cozy-render diff']} against the baseline's "
+                                  f"{requests['baseline cozy-render diff']}", ratio, "<=", 2, "x",
+                                  note="orphans are now searched in every listable kind"))
     worst = max(timeout_runs)
-    lines.append(f"- `--timeout 2` against a 6 s discovery delay: ended after {statistics.median(timeout_runs):.2f} s "
-                 f"(median of 3, worst {worst:.2f} s; target within 10 %: {'met' if worst <= 2.2 else 'missed'})")
+    lines.append(targets.line("`--timeout 2` against a 6 s discovery delay, worst of 3 runs", worst, "<=", 2.2, " s",
+                              note=f"median {statistics.median(timeout_runs):.2f} s; the target is the 2 s "
+                                   "deadline plus 10 %"))
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:

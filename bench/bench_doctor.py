@@ -6,12 +6,14 @@ run is the whole `cozy-render doctor PATH --kubeconfig K` process, interleaved w
 interpreter (`python -I -S -c pass`) as the baseline of the same run; the table gives medians, the
 ratio to the baseline, and the API requests one run makes (from the fake's request log).
 
-Usage: python bench/bench_doctor.py [--runs N]
+Usage: python bench/bench_doctor.py [--runs N] [--write]   (--write replaces its section of bench/RESULTS.md)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -22,6 +24,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from results import write_section  # noqa: E402
+
+SECTION = "## GPU doctor: `doctor PATH` against the API fake"
 PYTHON = Path(sys.executable)
 
 
@@ -36,15 +42,21 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--write", action="store_true", help="replace this section of bench/RESULTS.md")
     args = parser.parse_args()
+    lines = [SECTION, "",
+             f"Each run is a whole `cozy-render doctor PATH --kubeconfig K` process against the tests' API fake "
+             f"(tests/doctor/fake_state.py, loopback HTTP), interleaved with the bare interpreter; median of "
+             f"{args.runs}. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+             f"Reproduce: `.venv/bin/python bench/bench_doctor.py --runs {args.runs} --write` (or `bench/run.py`).", ""]
     cases = [("gpu-apt-01", "healthy container route", fs.healthy_container, 0),
              ("gpu-passthrough-01", "passthrough, host driver (logs read)", fs.host_driver_passthrough, 1)]
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         shutil.copytree(REPO / "overlays", repo)
         (repo / ".git").mkdir()
-        print("| case | doctor median s | bare python median s | ratio | requests |")
-        print("| --- | --- | --- | --- | --- |")
+        lines += ["| case | doctor median s | bare python median s | ratio | requests |",
+                  "| --- | --- | --- | --- | --- |"]
         for cluster, label, build, expected in cases:
             fake = fs.DoctorFake().load(build())
             try:
@@ -63,7 +75,11 @@ def main() -> None:
             finally:
                 fake.stop()
             d, b = statistics.median(doctor), statistics.median(bare)
-            print(f"| {label} | {d:.3f} | {b:.3f} | {d / b:.1f}x | {requests} |")
+            lines.append(f"| {label} | {d:.3f} | {b:.3f} | {d / b:.1f}x | {requests} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.write:
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

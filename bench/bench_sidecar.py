@@ -49,6 +49,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_fleet
+import targets
 
 SECTION = "## Sidecar under load: concurrent `cmp generate` sharing one cache"
 KUBE_VERSION = "1.33.4"
@@ -287,6 +288,18 @@ def report(apps: int, serial: dict[str, Result], rows: list[tuple[list[Phase], C
                 f"{rate:.2f} | {rate / n_cores:.2f} | {percentile(phase.latencies, 0.5):.3f} | "
                 f"{percentile(phase.latencies, 0.99):.3f} | {phase.mismatched} | "
                 f"{state.entries} ({len(state.torn)}) | {state.leftovers} |")
+    lines.append("")
+    phases = [p for phases, _ in rows for p in phases]
+    states = [s for _, s in rows]
+    lines.append(targets.line("outputs that differ from a serial cache-less run", sum(p.mismatched for p in phases),
+                              "<=", 0, digits=0))
+    lines.append(targets.line("torn cache entries", sum(len(s.torn) for s in states), "<=", 0, digits=0))
+    lines.append(targets.line("temporary files left by killed writers", sum(s.leftovers for s in states), "<=", 0,
+                              digits=0))
+    warm = [p for p in phases if p.name == "warm" and p.latencies]
+    if warm:
+        worst = max(warm, key=lambda p: percentile(p.latencies, 0.99))
+        lines.append(f"- warm p99 latency, worst N ({worst.concurrency}): {percentile(worst.latencies, 0.99):.3f} s")
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import Any
 
+import targets
 from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
@@ -170,9 +171,8 @@ def main() -> None:
         lines.append(f"| jsonschema Draft4Validator, cached per kind | {statistics.median(base_runs):.3f} | "
                      f"{base_rate:,.0f} |")
     lines.append("")
-    verdict = "meets" if rate >= TARGET else "MISSES"
-    lines.append(f"- built-in: **{rate:,.0f} objects/s**, {verdict} the target of {TARGET:,} objects/s "
-                 "(kubeconform's published rate).")
+    lines.append(targets.line("built-in validator throughput", rate, ">=", TARGET, " objects/s", digits=0,
+                              note="the target is kubeconform's published rate"))
     if base_runs:
         lines.append(f"- built-in / jsonschema: **{rate / base_rate:.1f}x** the baseline's throughput.")
     else:

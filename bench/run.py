@@ -17,14 +17,19 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
    PATH or ``.ci/bin``);
 7. ``bench_chart_fleet.py``: `check --all --chart helm` of a generated fleet against `--chart model`;
 8. ``bench_preview.py``: `diff --base --head` of a 1,000-cluster fleet repository (one base file, one
-   cluster, a README edit) against `render --all` twice (in this process's interpreter).
+   cluster, a README edit) against `render --all` twice (in this process's interpreter);
+9. ``bench_growth.py``: every user-sized overlay dimension grown 10x and 100x, per stage (CPU time);
+10. ``bench_doctor.py``: `doctor` of a GPU cluster against the tests' API fake;
+11. ``bench_sidecar.py``: concurrent `cmp generate` processes sharing one render cache, as the Argo CD
+    cmp-server starts them (100 Applications here; the script's own default is 200).
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
-one section per bench (each script can also replace just its own section with ``--write``). Timings
-on a shared machine are noisy: compare ratios from one run.
+"Targets", every target any bench states (``targets.line``) next to its figure with misses marked
+**MISSED**, then one section per bench (each script can also replace just its own section with
+``--write``). Timings on a shared machine are noisy: compare ratios from one run.
 
 Usage: python bench/run.py [--quick]   (--quick: fewer runs and a 300-cluster fleet, for a smoke test;
-its figures are not written)
+its figures are not written; the summary of targets is still printed)
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_fleet
 import bench_startup
 import proc
+import targets
 from results import RESULTS
 
 BENCH = Path(__file__).resolve().parent
@@ -75,6 +81,12 @@ def commit() -> str:
     return (done.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
 
 
+def _title(section: str) -> str:
+    """A section's heading without its ``## `` (the bench's name in the summary)."""
+    first = section.lstrip().splitlines()[0] if section.strip() else ""
+    return first.removeprefix("## ").split(":")[0].strip() or "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smoke test: fewer runs, nothing written")
@@ -103,15 +115,23 @@ def main() -> None:
                                 ("bench_chart_fleet.py", ["--runs", "1" if args.quick else "3",
                                                           *(["--sizes", "100"] if args.quick else []),
                                                           *(["--helm", proc.HELM] if proc.HELM else [])]),
-                                ("bench_preview.py", preview_options)):
+                                ("bench_preview.py", preview_options),
+                                ("bench_growth.py", ["--runs", "1" if args.quick else "3"]),
+                                ("bench_doctor.py", ["--runs", "2" if args.quick else "7"]),
+                                ("bench_sidecar.py", ["--python", str(python), "--apps", "30" if args.quick else "100",
+                                                      "--concurrency", "2", "8", "32"])):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
+            # A bench that measured and found a miss exits 1 with its section written: keep the section.
             text = done.stdout[done.stdout.find("## "):] if "## " in done.stdout else ""
-            if done.returncode != 0 or not text:
+            if not text:
                 text = f"## {script}\n\nFailed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}\n"
             print(text, flush=True)
             in_process.append(text)
     elapsed = time.time() - started
+    sections = [(_title(part), part) for part in (startup, fleet, *in_process)]
+    summary = targets.summary(sections)
+    print(summary, flush=True)
     if args.quick:
         print(f"quick run: {elapsed:.0f} s; nothing written")
         return
@@ -126,7 +146,7 @@ def main() -> None:
         "On a shared machine the absolute figures move by tens of percent between runs; the ratios move less.\n"
     )
     # Rewritten whole, so a section no bench writes any more does not linger.
-    RESULTS.write_text("\n".join(part.rstrip() + "\n" for part in (header, startup, fleet, *in_process)))
+    RESULTS.write_text("\n".join(part.rstrip() + "\n" for part in (header, summary, startup, fleet, *in_process)))
     print(f"wrote {RESULTS} in {elapsed:.0f} s")
 
 

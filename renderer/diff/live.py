@@ -98,20 +98,6 @@ def _refuse_link(link: Path, root: Path) -> Path:
     return target
 
 
-def _safe_loader() -> Any:
-    """libyaml's safe loader: PyYAML's when installed (the live extra), else ruamel.yaml's (the base
-    install), so ``--snapshot`` and ``--against`` need no extra."""
-    try:
-        import yaml
-
-        return getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.YAMLError
-    except ImportError:
-        from ruamel.yaml import YAMLError
-        from ruamel.yaml.cyaml import CSafeLoader
-
-        return CSafeLoader, YAMLError
-
-
 def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
     """(document, 1-based line) for a JSON stream or a YAML multi-document stream."""
     stripped = text.lstrip()
@@ -135,24 +121,18 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
             while pos < len(text) and text[pos].isspace():
                 pos += 1
         return
-    loader_cls, yaml_error = _safe_loader()
-    loader = loader_cls(text)
+    from renderer.diff import snapshot_yaml
+
+    yaml_error = snapshot_yaml.parser_error()
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            line = node.start_mark.line + 1 if node is not None else 1
-            try:
-                yield loader.construct_document(node), line
-            except (ValueError, OverflowError, RecursionError) as exc:  # an integer past Python's limit
-                raise _error("DIFF-SNAPSHOT", f"malformed YAML: {_number_problem(exc)}", Location(display, line, 1)) \
-                    from None
+        yield from snapshot_yaml.documents(text)
+    except snapshot_yaml.Refused as exc:
+        raise _error("DIFF-SNAPSHOT", exc.message, Location(display, exc.line, 1)) from None
     except yaml_error as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Location(display, mark.line + 1, mark.column + 1) if mark is not None else Location(display)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _error("DIFF-SNAPSHOT", f"malformed or truncated YAML: {problem}", where) from None
-    finally:
-        loader.dispose()
 
 
 def _number_problem(exc: BaseException) -> str:

@@ -78,9 +78,11 @@ def write_list(path: Path, objects: list[dict[str, Any]], fmt: str = "yaml") -> 
     if fmt == "json":
         path.write_text(json.dumps(doc, indent=4) + "\n", encoding="utf-8")
     else:
-        import yaml
+        # As kubectl writes it (go-yaml v2): a string a YAML 1.1 reader would take for something else
+        # (`y`, `on`, `0x1f`) is quoted, which PyYAML's dumper does not do for all of them.
+        from renderer.output.yaml import dump_one
 
-        path.write_text(yaml.safe_dump(doc, sort_keys=True), encoding="utf-8")
+        path.write_text(dump_one(doc), encoding="utf-8")
     return path
 
 

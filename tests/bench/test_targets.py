@@ -1,0 +1,47 @@
+"""bench/targets.py: a target is printed next to its figure, a miss is marked, and run.py finds every one."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _targets():  # bench/ is scripts, not a package: load the module by path
+    spec = importlib.util.spec_from_file_location("bench_targets", BENCH / "targets.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_met_and_a_missed_target_read_back_with_their_verdicts() -> None:
+    targets = _targets()
+    section = "\n".join([
+        "## Start-up: cold render",
+        "",
+        "| command | median ms |",
+        targets.line("render (cache hit) / kubectl kustomize", 0.42, "<=", 0.5, "x"),
+        targets.line("fleet of 1,000, render --all --out / kustomize", 11.6, ">=", 20, "x", digits=1,
+                     note="0.63 bare interpreter starts per cluster"),
+        "- a plain note with **bold** that states no target",
+    ])
+    found = targets.collect(section)
+    assert [(t.label, t.figure, t.target, t.met) for t in found] == [
+        ("render (cache hit) / kubectl kustomize", "0.42x", "<= 0.5x", True),
+        ("fleet of 1,000, render --all --out / kustomize", "11.6x", ">= 20x", False),
+    ]
+    summary = targets.summary([("Start-up", section)])
+    assert summary.startswith("## Targets: 1 of 2 met; **1 MISSED**")
+    assert "| Start-up | fleet of 1,000, render --all --out / kustomize | 11.6x | >= 20x | **MISSED** |" in summary
+
+
+def test_bounds_are_inclusive_or_strict_as_written() -> None:
+    targets = _targets()
+    assert targets.met(3.0, "<=", 3) and not targets.met(3.0, "<", 3)
+    assert targets.met(20.0, ">=", 20) and not targets.met(20.0, ">", 20)
+    assert "**MISSED**" in targets.line("torn cache entries", 1, "<=", 0, digits=0)
+
