@@ -399,12 +399,12 @@ def _layer_document(path: Path) -> tuple[Any, Locations]:
     from renderer.load.layercache import parsed_layer
 
     display = display_path(path)
-    text = read_text(path, display)
-    try:
-        return parsed_layer(display, text, _not_parsed)
-    except _NotParsed:
-        pass
-    with limits.rereading():  # the render accepted this layer; its budget is spent
+    with limits.rereading():  # the render accepted this layer; its budget (files, bytes, nodes) is spent
+        text = read_text(path, display)
+        try:
+            return parsed_layer(display, text, _not_parsed)
+        except _NotParsed:
+            pass
         data, locs = load_documents(text, display)[0]
     return data, locs
 
