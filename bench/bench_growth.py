@@ -8,9 +8,10 @@ and times every stage a user can reach with that overlay, each size in a fresh p
 size measured in the same run as the baseline; CPU seconds of this process, so that other work on a
 shared machine does not read as growth):
 
-- ``render``: load, merge, resolve, emit and every rule (``pipeline.render``);
-- ``annotate``: ``render --annotate``'s comments (``provenance.annotate``) and ``explain --rendered``'s
-  entries for every object (``Tracer.entries``);
+- ``render``: load, merge, resolve, emit and every rule (``pipeline.run``, as ``render PATH`` runs it);
+- ``cmp generate``: Argo CD's render (``cmp.render_for_argocd``: the same pipeline plus the stream);
+- ``explain``: ``explain --rendered``'s entries for every object, formatted (``provenance.entries_of``);
+- ``annotate``: ``render --annotate``'s comments on the stream (``provenance.annotate``);
 - ``init``: finding the base for a new cluster (``commands.init.find_base``) in the same tree.
 
 Dimensions: ``bundles.enabledPackages``, ``bundles.disabledPackages``, ``packages:``, inline
@@ -111,27 +112,39 @@ def build(root: Path, files: dict[str, str]) -> Path:
 
 def stages(root: Path) -> dict[str, float]:
     """Seconds per stage for the tree at ``root``, one run."""
-    from renderer import output, pipeline
+    from renderer import cmp, output, pipeline
+    from renderer.commands.explain import format_entries
     from renderer.commands.init import find_base
     from renderer.emit import provenance
     from renderer.load import layercache
 
-    layercache.clear()  # every run parses its layers afresh, as a new process would
+    def fresh() -> None:
+        layercache.clear()  # every stage parses its layers afresh, as a new process would
+        provenance._layer_document.cache_clear()
+        gc.collect()  # each stage starts from a collected heap: the previous stage's garbage is not its cost
+
     times: dict[str, float] = {}
-    gc.collect()  # each stage starts from a collected heap: the previous tree's garbage is not this one's cost
+    cluster = root / "clusters" / "c1"
+    fresh()
     start = time.process_time()
-    result = pipeline.render(root / "clusters" / "c1", refuse=False)
+    (result,) = pipeline.run(cluster, pipeline.Options(refuse=False)).results  # what `render PATH` runs
     times["render"] = time.process_time() - start
+    fresh()
     start = time.process_time()
-    provenance.annotate(output.to_yaml(result.manifests), [result])
-    tracer = provenance.Tracer(result)
-    for e in result.objects:
-        tracer.entries(e)
+    cmp.render_for_argocd(cluster, cmp.settings("", {}, ""))
+    times["cmp generate"] = time.process_time() - start
+    fresh()
+    start = time.process_time()
+    format_entries(provenance.entries_of([result]), "text", result.overlay.name)  # explain --rendered
+    times["explain"] = time.process_time() - start
+    fresh()
+    start = time.process_time()
+    provenance.annotate(output.to_yaml(result.manifests), [result])  # render --annotate
     times["annotate"] = time.process_time() - start
+    fresh()
     start = time.process_time()
     find_base(root, "apt")
     times["init"] = time.process_time() - start
-    provenance._layer_document.cache_clear()  # each tree is read afresh, as a new process would
     return times
 
 

@@ -472,11 +472,15 @@ def _stdin_is_terminal() -> bool:
 
 @main.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell: str) -> None:
+@runs
+def completion(shell: str) -> int:
     """Print the shell completion script for SHELL (commands, options, rule IDs, cluster folders)."""
+    import sys
+
     from renderer.commands.completion import script
 
-    click.echo(script(shell, main), nl=False)
+    sys.stdout.write(script(shell, main))  # through the runner: a closed stdout is handled as for every command
+    return 0
 
 
 # The examples every command's --help ends with (tests/commands/test_cli_help.py checks that each has some).

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from renderer.codes import Code
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
+from renderer.escape import literal
 from renderer.load import limits
 from renderer.load.roots import checkout_parts
 
@@ -142,7 +143,7 @@ def parse_parameters(raw: str) -> dict[str, Any]:
                 raise fail("CMP-PARAMS", "parameter vars must be a map of strings")
         elif name == "strict":
             if value not in ("true", "false"):
-                raise fail("CMP-PARAMS", f"parameter strict must be \"true\" or \"false\", got {value!r}")
+                raise fail("CMP-PARAMS", f"parameter strict must be \"true\" or \"false\", got {literal(value)}")
         elif name == "kubernetes-version":
             if not isinstance(value, str):
                 raise fail("CMP-PARAMS", "parameter kubernetes-version must be a string such as \"1.31\"")
@@ -154,9 +155,11 @@ def parse_parameters(raw: str) -> dict[str, Any]:
                 raise fail("CMP-PARAMS", f"parameter kubernetes-version: {exc}") from None
         elif name == "chart":
             if value not in CHART_MODES:
-                raise fail("CMP-PARAMS", f"parameter chart must be one of {', '.join(CHART_MODES)}, got {value!r}")
+                raise fail("CMP-PARAMS",
+                           f"parameter chart must be one of {', '.join(CHART_MODES)}, got {literal(value)}")
         else:
-            raise fail("CMP-PARAMS", f"unknown parameter {name!r} (known: vars, strict, kubernetes-version, chart)")
+            raise fail("CMP-PARAMS",
+                       f"unknown parameter {literal(name)} (known: vars, strict, kubernetes-version, chart)")
         params[name] = value
     return params
 
@@ -178,7 +181,7 @@ def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
              if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX):].upper().replace("-", "_") == want
              and value != ""}
     if len(set(found.values())) > 1:
-        spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(found.items()))
+        spelled = ", ".join(f"{k}={literal(v)}" for k, v in sorted(found.items()))
         raise fail("CMP-ENV", f"conflicting plugin env entries for {name}: {spelled}")
     return next(iter(found.values()), None)
 
@@ -186,13 +189,15 @@ def _env_setting(environ: Mapping[str, str], name: str) -> str | None:
 def kube_version_default(value: str) -> tuple[str | None, list[Finding]]:
     """The schema version for ``KUBE_VERSION`` (e.g. ``1.33.4``): its minor, or the nearest bundled one."""
     from renderer.check.schemas.catalog import DEFAULT_KUBERNETES_VERSION, bundled_versions
+    from renderer.escape import MAX_VALUE_CHARS, quote
 
     if not value.strip():
         return None, []
     match = _KUBE_VERSION_RE.match(value)
     bundled = bundled_versions()
     if match is None:
-        return None, [Finding("CMP-KUBE-VERSION", f"KUBE_VERSION {value!r} is not a Kubernetes version; "
+        shown = repr(value) if len(value) <= MAX_VALUE_CHARS else quote(value)  # an env value: cut with a count
+        return None, [Finding("CMP-KUBE-VERSION", f"KUBE_VERSION {shown} is not a Kubernetes version; "
                               f"validating with the default {_minor(DEFAULT_KUBERNETES_VERSION)}",
                               severity=WARNING)]
     wanted = (int(match.group(1)), int(match.group(2)))
@@ -203,7 +208,7 @@ def kube_version_default(value: str) -> tuple[str | None, list[Finding]]:
     side = "newest" if wanted > minors[-1] else "oldest"
     chosen = f"{nearest[0]}.{nearest[1]}"
     return chosen, [Finding("CMP-KUBE-VERSION",
-                            f"KUBE_VERSION {value} has no bundled schemas (bundled {_minor(bundled[0])}-"
+                            f"KUBE_VERSION {quote(value)} has no bundled schemas (bundled {_minor(bundled[0])}-"
                             f"{_minor(bundled[-1])}); validating with the {side}, {chosen}", severity=WARNING)]
 
 
@@ -217,7 +222,7 @@ def settings(parameters: str, environ: Mapping[str, str], kube_version: str = ""
     params = parse_parameters(parameters)
     strict_env = _env_setting(environ, "strict")
     if strict_env is not None and strict_env not in ("true", "false"):
-        raise fail("CMP-ENV", f"plugin env strict must be \"true\" or \"false\", got {strict_env!r}")
+        raise fail("CMP-ENV", f"plugin env strict must be \"true\" or \"false\", got {literal(strict_env)}")
     strict = params.get("strict", strict_env) == "true"
     notices: list[Finding] = []
     version = params.get("kubernetes-version") or None
@@ -234,7 +239,7 @@ def settings(parameters: str, environ: Mapping[str, str], kube_version: str = ""
         version, notices = kube_version_default(kube_version)
     chart = params.get("chart") or _env_setting(environ, "chart") or "model"
     if chart not in CHART_MODES:
-        raise fail("CMP-ENV", f"plugin env chart must be one of {', '.join(CHART_MODES)}, got {chart!r}")
+        raise fail("CMP-ENV", f"plugin env chart must be one of {', '.join(CHART_MODES)}, got {literal(chart)}")
     return Settings(params.get("vars") or None, strict, version, notices, chart)
 
 

@@ -47,19 +47,22 @@ class Finding(NamedTuple):
     def format(self) -> str:
         """One line whatever the message and path hold: control characters escaped, long text cut
         (``renderer.escape``: a folder name must not forge a second finding or drive the terminal)."""
-        from renderer.escape import printable
+        from renderer.escape import location_path, printable
 
         loc = self.location
-        where = f"{Location(printable(loc.path, 1000), loc.line, loc.col)}: " if loc else ""
+        where = f"{Location(location_path(loc.path), loc.line, loc.col)}: " if loc else ""
         return f"{where}{self.severity}[{self.code}]: {printable(self.message)}"
 
     def as_dict(self) -> dict[str, object]:
+        """For JSON reports: message and path cut with a count (JSON escapes the rest, ``escape.json_text``)."""
+        from renderer.escape import cut
+
         loc = self.location
         return {
             "code": self.code,
             "severity": self.severity,
-            "message": self.message,
-            "file": loc.path if loc else None,
+            "message": cut(self.message),
+            "file": cut(loc.path, 1000) if loc else None,
             "line": loc.line if loc else None,
             "column": loc.col if loc else None,
         }

@@ -4,11 +4,24 @@ A folder name, a cluster name or an environment value is attacker-chosen: printe
 second finding line, a GitHub ``::error`` workflow command or its properties, a shell-completion
 candidate, or drive the terminal with escape sequences. Every message goes through ``printable``
 (``Finding.format``, the GitHub annotations); values spliced into a message go through ``quote``.
+
+Structurally, whatever a message says (issue 25 item 10):
+
+- text: ``Finding.format`` prints the location's path through ``location_path`` (quoted when it could
+  pose as another location or severity) and the message through ``printable`` (one line, cut with a
+  count);
+- GitHub annotations: ``github_data`` / ``github_property`` (the Actions toolkit's escaping, after
+  ``printable``);
+- JSON: ``Finding.as_dict`` cuts the message and path with a count, and ``json_text`` writes every
+  document with the characters JSON allows raw (DEL, C1 controls, line separators, bidirectional
+  overrides) as ``\\uXXXX`` escapes: the same data, nothing a terminal acts on;
+- tables (diff, explain, inputs, ls) pass each cell through ``printable``; ``render --annotate``'s
+  ``# file:line`` comments too, so a file name cannot end the comment and inject YAML.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from renderer.lazyre import lazy
 
@@ -20,9 +33,10 @@ MAX_VALUE_CHARS = 240
 # The longest message printed, in characters.
 MAX_MESSAGE_CHARS = 4_000
 
-# C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidirectional overrides
-# (a terminal or a browser would reorder or break the line on them).
-_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators and bidirectional overrides (a terminal
+# or a browser would reorder or break the line on them), and lone surrogates (a file name that is not
+# UTF-8, read with surrogateescape: UTF-8 output cannot hold them).
+_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 _PLAIN = lazy(r"[A-Za-z0-9._/@+=,:~\-]+")
 
 
@@ -59,6 +73,13 @@ def quote(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     return f"'{inner}'"
 
 
+def literal(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value for a message, always single-quoted (``'maybe'``, as ``repr`` shows a short string), with
+    backslash escapes and cut with a count of what was left off."""
+    text = quote(value, limit)
+    return text if text.startswith("'") else f"'{text}'"
+
+
 def github_data(text: str) -> str:
     """A GitHub workflow command's message (actions/toolkit ``escapeData``)."""
     return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -67,3 +88,31 @@ def github_data(text: str) -> str:
 def github_property(text: str) -> str:
     """A GitHub workflow command's property value (actions/toolkit ``escapeProperty``): also ``:`` and ``,``."""
     return github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# A path that holds ": " could pose as a second location or severity in ``path:line:col: error[CODE]:``.
+_PATH_AMBIGUOUS = lazy(r": |['\\]")
+
+
+def location_path(path: str, limit: int = 1000) -> str:
+    """The path at the head of a finding line: as is (spaces and all, so editors can open it) unless it
+    holds a control character, a quote, a backslash or ``": "``; then quoted as ``quote`` does."""
+    if len(path) <= limit and not _UNSAFE.search(path) and not _PATH_AMBIGUOUS.search(path):
+        return path
+    return quote(path, limit)
+
+
+def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut after ``limit`` characters, with a count of the rest (for JSON, which escapes itself)."""
+    return _cut(text, limit)
+
+
+_JSON_RAW = lazy("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def json_text(document: Any, **options: Any) -> str:
+    """``json.dumps(document, **options)`` with the characters JSON lets through raw escaped as
+    ``\\uXXXX`` (they can only occur inside strings, where the escape is the same character)."""
+    import json
+
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, **options))

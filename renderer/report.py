@@ -16,7 +16,6 @@ Subjects and their formats:
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -126,7 +125,9 @@ def _findings_json(report: FindingsReport, streams: Streams) -> None:
     document["summary"] = {"clusters": report.clusters, "errors": errors, "warnings": warnings,
                            "exitCode": report.exit_code}
     document["findings"] = entries
-    streams.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    from renderer.escape import json_text
+
+    streams.stdout.write(json_text(document, indent=2, ensure_ascii=False) + "\n")
 
 
 @reporter("findings", "github")

@@ -7,7 +7,7 @@ A render-cache hit runs through here too (``renderer.entry``), so this module im
 
 from __future__ import annotations
 
-import os
+import errno
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -28,12 +28,15 @@ def execute(body: Callable[[], int | None], debug: bool = False,
         code = body()
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader went away (`| head`); nothing useful can be said on a closed stdout.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        from renderer.errors import EXIT_OK
+        # A write that bypassed the guard (renderer.streams.ReaderGuard): the code it would have had is
+        # unknown, so it is not claimed to be clean either.
+        from renderer import report
+        from renderer.streams import stream_failure
 
-        sys.exit(EXIT_OK)
+        failure = stream_failure(OSError(errno.EPIPE, "the reader closed stdout"))
+        assert failure is not None
+        report.write(failure.findings)
+        sys.exit(failure.exit_code)
     except OSError as exc:
         from renderer import report
         from renderer.streams import stream_failure
@@ -61,7 +64,10 @@ def execute(body: Callable[[], int | None], debug: bool = False,
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)\n")
+        from renderer.escape import printable
+
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {printable(exc)} "
+                         "(rerun with --debug for a traceback)\n")
         sys.exit(EXIT_INTERNAL)
     sys.exit(code or 0)  # renderer.errors.EXIT_OK
 
@@ -73,7 +79,7 @@ def configure_streams() -> None:
     UTF-8: the same bytes under LC_ALL=tr_TR.ISO-8859-9 as under C.UTF-8. Messages on stderr keep the
     locale's encoding for the terminal, with characters it cannot show escaped instead of crashing.
     """
-    from renderer.streams import replace_closed
+    from renderer.streams import guard_reader, replace_closed
 
     replace_closed()  # a closed stdout or stderr (`2>&-`): see renderer.streams
     for stream, options in ((sys.stdout, {"encoding": "utf-8", "errors": "strict"}),
@@ -85,4 +91,5 @@ def configure_streams() -> None:
             reconfigure(**options)
         except (ValueError, OSError, LookupError):
             pass
+    guard_reader()  # `| head`: the command still exits with its own code (renderer.streams)
 

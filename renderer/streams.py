@@ -1,18 +1,26 @@
 """The process's own streams and working directory, which the caller controls (issue 25 items 8, 12).
 
 - A closed stderr (``2>&-``) must not lose the manifests: messages go nowhere, stdout is written.
-- A closed stdout, or one that cannot take the bytes (``> /dev/full``, a full disk, a read-only file
-  system), is a located refusal (``OUT-STREAM``, exit 3), never an internal error; what was buffered
-  is dropped so the interpreter's own flush at exit cannot print a traceback either.
+- A stdout its reader closes early (``| head -1``, EPIPE) does not hide the result: the rest of the
+  output is discarded, the command runs to its end and exits with its own code (``diff`` 1 when
+  there are differences, ``check`` 1 or 3 on findings, 0 when all is well), as if the reader had read
+  it all. Nothing is printed about it: the reader chose to stop reading.
+- A stdout closed before the process started (``>&-``), or one that cannot take the bytes
+  (``> /dev/full``, a full disk, a read-only file system), is a located refusal (``OUT-STREAM``,
+  exit 3), never an internal error: nobody received the output. What was buffered is dropped so the
+  interpreter's own flush at exit cannot print a traceback either.
 - A working directory deleted under the process is ``CLI-CWD`` (exit 3): messages name paths
   relative to it, and the cache key holds it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a render-cache hit runs this module
 if TYPE_CHECKING:
@@ -46,6 +54,48 @@ def replace_closed() -> None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     if sys.stdout is None:
         sys.stdout = _Closed("stdout")
+
+
+class ReaderGuard:
+    """``sys.stdout`` whose reader may go away (``| head``): from the first EPIPE on, output is
+    discarded (fd 1 points at /dev/null) and the command carries on to its own exit code."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.reader_left = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_left:
+            try:
+                return int(self._inner.write(text))
+            except BrokenPipeError:
+                self._left()
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except BrokenPipeError:
+            self._left()
+
+    def _left(self) -> None:
+        self.reader_left = True
+        _drop_stdout()
+        with contextlib.suppress(OSError, ValueError):
+            self._inner.flush()  # what was buffered goes to /dev/null now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def guard_reader() -> None:
+    """Wrap ``sys.stdout`` (once) so that a reader going away cannot change the exit code."""
+    if sys.stdout is not None and not isinstance(sys.stdout, (ReaderGuard, _Closed)):
+        sys.stdout = ReaderGuard(sys.stdout)
 
 
 def _drop_stdout() -> None:

@@ -29,7 +29,8 @@ def test_a_finding_is_one_line_in_text_and_github_and_exact_in_json() -> None:
     finding = Finding("OVL-YAML", f"bad {EVIL}", Location(f"clusters/{EVIL}/cluster.yaml", 3, 4))
     text = report.text([finding])
     assert text.count("\n") == 1 and "\x1b" not in text
-    assert text.startswith("clusters/c1\\n::error") and ":3:4: error[OVL-YAML]: bad c1\\n" in text
+    # the path is quoted: it cannot pose as a location of its own, and where it ends is plain
+    assert text.startswith("'clusters/c1\\n::error") and "/cluster.yaml':3:4: error[OVL-YAML]: bad c1\\n" in text
     github = report.github_annotation(finding)
     # One line: a workflow command is recognised only at a line's start, so "::" inside the data is inert.
     assert github.count("\n") == 1 and github.startswith("::error file=clusters/c1"), github

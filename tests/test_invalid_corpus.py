@@ -10,14 +10,16 @@ folder with a ``.git`` marker). ``case.json``:
   about no place in a file (``--out`` folders, parameters' meaning), which are ``[where: ]error[CODE]: message``;
 - ``generate``: ``{path: python expression}`` for contents too large or too odd to keep in Git (the names
   ``HEAD``, ``BASE``, ``CM`` are the usual file heads below); ``symlinks`` ``{path: target}``, ``fifos``,
-  ``mkdirs``; ``env``, ``env_hex`` (bytes, hex-encoded, for values no text can hold), ``generate_env``;
+  ``mkdirs``, ``deep`` (``[{path, depth, file, text}]``: folders nested past Python's recursion limit);
+  ``env``, ``env_hex`` (bytes, hex-encoded, for values no text can hold), ``generate_env``;
 - the process's own streams and folder (issue 25 item 8): ``stdout`` ``"/dev/full"`` or ``"closed"`` (fd 1
   closed before cozy-render starts), ``cwd_deleted`` (started in a folder deleted before it runs);
   ``{repo}`` in ``args`` is the copy's repository folder.
 
 Each case runs in a child process under ``RLIMIT_AS`` = 500 MiB and must spend at most 5 s of CPU: no input
-may take more before being refused. Stdout stays empty, no traceback or internal error is printed, and
-nothing in the case's folder (inputs, ``--out``) changes.
+may take more before being refused. Stdout stays empty, no traceback or internal error is printed, no
+message line is longer than 5,000 characters (values are cut with a count), and nothing in the case's
+folder (inputs, ``--out``) changes.
 """
 
 from __future__ import annotations
@@ -73,24 +75,52 @@ def build(case: Path, dest: Path, spec: dict) -> Path:
     for rel in spec.get("fifos", []):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(root / rel)
+    for deep in spec.get("deep", []):  # deeper than Python's recursion limit: made and walked without recursing
+        here = root / deep["path"]
+        here.mkdir(parents=True, exist_ok=True)
+        for _ in range(deep["depth"]):
+            here = here / "d"
+            os.mkdir(here)
+        (here / deep["file"]).write_text(eval(deep["text"], dict(NAMESPACE)))  # trusted test data
     return root
+
+
+def _entries(folder: Path) -> list[Path]:
+    """Every entry under ``folder``, walked with a stack (a case may nest folders 1,500 deep)."""
+    found: list[Path] = []
+    pending = [folder]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                found.append(Path(entry.path))
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+    return sorted(found)
+
+
+def remove_tree(folder: Path) -> None:
+    """``shutil.rmtree`` without its recursion (pytest's own cleanup would fail on a 1,500-deep tree)."""
+    entries = _entries(folder) if folder.is_dir() and not folder.is_symlink() else []
+    for path in sorted(entries, key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
 
 
 def snapshot(folder: Path) -> dict[str, object]:
     """Every entry under ``folder``: file bytes, link targets, and what else sits there."""
     state: dict[str, object] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink():
-                state[rel] = ("link", os.readlink(path))
-            elif path.is_fifo():
-                state[rel] = "fifo"
-            elif path.is_file():
-                state[rel] = path.read_bytes()
-            else:
-                state[rel] = "dir"
+    for path in _entries(folder):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            state[rel] = ("link", os.readlink(path))
+        elif path.is_fifo():
+            state[rel] = "fifo"
+        elif path.is_file():
+            state[rel] = path.read_bytes()
+        else:
+            state[rel] = "dir"
     return state
 
 
@@ -151,7 +181,10 @@ def run_case(case: Path, tmp_path: Path) -> tuple[int, str, str, float, int, dic
         # (the hard stop above still bounds the wall clock, at three times the budget).
         cpu = rusage.ru_utime + rusage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
-    assert snapshot(tmp_path) == before, f"{case.name}: the run changed files in the case's folder"
+    after = snapshot(tmp_path)
+    if spec.get("deep"):
+        remove_tree(tmp_path)
+    assert after == before, f"{case.name}: the run changed files in the case's folder"
     return (proc.returncode, out_file.read_bytes().decode("utf-8", "replace"),
             err_file.read_bytes().decode("utf-8", "replace"), cpu, rusage.ru_maxrss * 1024, spec)
 
@@ -170,6 +203,8 @@ def test_hostile_input_is_refused_cleanly(case: Path, tmp_path: Path) -> None:
     lines = err.rstrip("\n").split("\n")
     shape = LOCATED if spec.get("located", True) else UNLOCATED
     for line in lines:
+        # a value from input is cut with a count (renderer/escape.py): no line echoes a 100 KB value
+        assert len(line) <= 5_000, f"a {len(line)}-character message line"
         found = shape.match(line)
         assert found, f"not a one-line `file:line:col: error[CODE]: message` refusal: {line!r}"
         assert found["code"] == spec["code"], line

@@ -8,12 +8,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.escape import json_text, printable
 from renderer.requests import ExplainRequest
 
 OUTPUT_API = "cozy-render/v1"  # the JSON outputs' version (renderer/data/output-schemas/, CHANGELOG.md)
 
 if TYPE_CHECKING:
-    from renderer.emit.provenance import Entry
+    from renderer.emit.provenance import Entry, Tracer
+    from renderer.model import Emitted
 
 
 def run(req: ExplainRequest) -> int:
@@ -38,15 +40,15 @@ def run(req: ExplainRequest) -> int:
             continue
         rows.append((path, value, loc))
     if req.fmt == "json":
-        sys.stdout.write(json.dumps({
+        sys.stdout.write(json_text({
             "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": overlay.name,
             "layers": [display_path(p) for p in overlay.layers],
             "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
                         "line": loc.line, "column": loc.col} for path, value, loc in rows]}, indent=2) + "\n")
         return EXIT_OK
-    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}\n"]
-    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}\n" for path, value, loc in rows]
-    sys.stdout.write("".join(out))
+    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}"]
+    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in rows]
+    sys.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
     return EXIT_OK
 
 
@@ -60,7 +62,8 @@ def _rendered(req: ExplainRequest) -> int:
     from renderer.emit import provenance
     from renderer.pipeline import render
 
-    result = render(req.path, root=req.root, variants=req.variants, refuse=False)
+    with provenance.collector_paused():  # one cluster, as pipeline.run renders it (renderer.batch)
+        result = render(req.path, root=req.root, variants=req.variants, refuse=False)
     tracer = provenance.Tracer(result)
     target = req.key
     pointer = req.pointer
@@ -68,16 +71,9 @@ def _rendered(req: ExplainRequest) -> int:
         target, pointer = None, target
     objects = [provenance.find_object(result, target)] if target else result.objects
     entries = []
-    for obj in objects:
-        path = None
-        if pointer is not None:
-            path = provenance.from_pointer(obj.obj, pointer)
-            if path is None:
-                if target is None:
-                    continue
-                raise RenderError([Finding("CLI-EXPLAIN", f"{provenance.object_ref(obj)} has no value at {pointer}",
-                                           obj.source)])
-        entries.extend(tracer.entries(obj, path))
+    with provenance.collector_paused():
+        for obj in objects:
+            entries.extend(_object_entries(tracer, obj, target, pointer))
     if pointer is not None and not entries:
         raise RenderError([Finding("CLI-EXPLAIN", f"no rendered object has a value at {pointer}",
                                    result.overlay.locate(()))])
@@ -85,18 +81,32 @@ def _rendered(req: ExplainRequest) -> int:
     return EXIT_OK
 
 
+def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: str | None) -> list[Entry]:
+    from renderer.emit import provenance
+
+    path = None
+    if pointer is not None:
+        path = provenance.from_pointer(obj.obj, pointer)
+        if path is None:
+            if target is None:
+                return []
+            raise RenderError([Finding("CLI-EXPLAIN", f"{provenance.object_ref(obj)} has no value at {pointer}",
+                                       obj.source)])
+    return tracer.entries(obj, path)
+
+
 def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
     if fmt == "json":
-        return json.dumps({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
-                           "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
+        return json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
+                          "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
     out: list[str] = []
     current = None
-    for e in entries:
+    for e in entries:  # names, pointers and step texts hold input: each printed on its one line
         if e.ref != current:
             current = e.ref
-            out.append(f"{'' if not out else chr(10)}# {current}\n")
-        out.append(f"{e.pointer or '/'} = {json.dumps(e.value)}\n")
-        out += [f"    {step.text}\n" for step in e.steps]
+            out.append(f"{'' if not out else chr(10)}# {printable(current)}\n")
+        out.append(f"{printable(e.pointer or '/')} = {json.dumps(e.value)}\n")
+        out += [f"    {printable(step.text)}\n" for step in e.steps]
     return "".join(out)
 
 

@@ -342,15 +342,18 @@ def run(req: InitRequest) -> int:
     inherits = os.path.relpath(base_file, target.parent).replace(os.sep, "/") if base_file else None
     schema, schema_file = schema_reference(root, target.parent)
     text = cluster_yaml(req, inherits, base, schema)
+    if schema_file is not None:
+        _refuse_links_out(root, schema_file)  # before anything is written: a refusal leaves the tree as it was
     _create(target, text)
-    sys.stderr.write(f"wrote {display_path(target)}" + (f" (inherits {inherits})" if inherits else "") + "\n")
+    sys.stderr.write(f"wrote {quote(display_path(target))}" + (f" (inherits {quote(inherits)})" if inherits else "")
+                     + "\n")
     if schema_file is not None:
         from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
 
         _refuse_links_out(root, schema_file)  # .cozy/ must not lead out of the tree either
         schema_file.parent.mkdir(exist_ok=True)
         schema_file.write_bytes(LAYER_SCHEMA_FILE.read_bytes())
-        sys.stderr.write(f"wrote {display_path(schema_file)} (the editor schema the modeline names; commit it, "
+        sys.stderr.write(f"wrote {quote(display_path(schema_file))} (the editor schema the modeline names; commit it, "
                          "refresh with cozy-render schema overlay --layer)\n")
     result = render(target.parent, root=req.root, refuse=False)
     errors = [f for f in result.findings if f.severity == ERROR]
@@ -362,5 +365,5 @@ def run(req: InitRequest) -> int:
         sys.stderr.write(f"check found {len(errors)} error(s) in the new cluster; fix them before committing\n")
         return EXIT_FINDINGS
     sys.stderr.write(f"renders {len(result.objects)} objects, check passes ({len(warnings)} warnings); next: "
-                     f"cozy-render render {display_path(target.parent)}\n")
+                     f"cozy-render render {quote(display_path(target.parent))}\n")
     return EXIT_OK

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from renderer import report
@@ -27,7 +26,9 @@ def run(req: InputsRequest) -> int:
 @report.reporter("inputs", "json")
 def _json(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -> None:
     document = {"apiVersion": report.JSON_API_VERSION, "kind": "Inputs", "clusters": payload[1]}  # output-schemas
-    streams.stdout.write(json.dumps(document, indent=2) + "\n")
+    from renderer.escape import json_text
+
+    streams.stdout.write(json_text(document, indent=2) + "\n")
 
 
 @report.reporter("inputs", "text")
@@ -35,4 +36,8 @@ def _text(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -
     from renderer.inputs import text_lines
 
     all_clusters, clusters = payload
-    streams.stdout.write("".join(line + "\n" for line in text_lines(clusters, all_clusters)))
+    from renderer.escape import printable
+
+    # a file or cluster name is input: one line each, whatever it holds (the tab between them is ours)
+    shown = [{**c, "name": printable(c["name"]), "inputs": [printable(p) for p in c["inputs"]]} for c in clusters]
+    streams.stdout.write("".join(line + "\n" for line in text_lines(shown, all_clusters)))

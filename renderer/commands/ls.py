@@ -8,7 +8,6 @@ cluster is judged by (its ``platform.version``, else the default).
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from renderer import report
@@ -49,12 +48,15 @@ def described(result: RenderResult) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in COLUMNS}
+    from renderer.escape import MAX_VALUE_CHARS, printable
+
+    shown = [{c: printable(r[c], MAX_VALUE_CHARS) for c in COLUMNS} for r in rows]  # a folder name is input
+    widths = {c: max([len(c)] + [len(r[c]) for r in shown]) for c in COLUMNS}
     def line(values: dict[str, Any]) -> str:
         cells = [str(values[c]).rjust(widths[c]) if c in _NUMERIC else str(values[c]).ljust(widths[c])
                  for c in COLUMNS]
         return "  ".join(cells).rstrip() + "\n"
-    return line({c: c.upper() for c in COLUMNS}) + "".join(line(r) for r in rows)
+    return line({c: c.upper() for c in COLUMNS}) + "".join(line(r) for r in shown)
 
 
 def run(req: LsRequest) -> int:
@@ -75,8 +77,10 @@ def run(req: LsRequest) -> int:
 
 @report.reporter("clusters", "json")
 def _json(rows: list[dict[str, Any]], streams: report.Streams) -> None:
-    streams.stdout.write(json.dumps({"apiVersion": report.JSON_API_VERSION, "kind": "Clusters", "clusters": rows},
-                                    indent=2) + "\n")
+    from renderer.escape import json_text
+
+    streams.stdout.write(json_text({"apiVersion": report.JSON_API_VERSION, "kind": "Clusters", "clusters": rows},
+                                   indent=2) + "\n")
 
 
 @report.reporter("clusters", "table")

@@ -11,6 +11,7 @@ import sys
 
 from renderer.commands.common import rendered
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, Finding, Location, RenderError
+from renderer.escape import printable
 from renderer.requests import NodeConfigRequest, VmSnippetRequest
 
 
@@ -31,7 +32,7 @@ def node_config(req: NodeConfigRequest) -> int:
     if req.check_only:
         stale = output.stale_files(req.out, files)
         for line in stale:
-            sys.stderr.write(f"{line} (re-run cozy-render node-config --out)\n")
+            sys.stderr.write(f"{printable(line)} (re-run cozy-render node-config --out)\n")
         return EXIT_FINDINGS if stale else EXIT_OK
     out = req.out
     manifests = [p for p in (out / output.KUSTOMIZATION, *out.glob(f"*/{output.KUSTOMIZATION}")) if p.is_file()]

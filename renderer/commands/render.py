@@ -108,10 +108,12 @@ def fleet_stream(results: "list[RenderResult]", fmt: str) -> str:
 
     if fmt == "json":
         return "".join(output.to_json(r.manifests) for r in results)
+    from renderer.escape import printable  # a folder name must not end the comment and inject YAML
+
     documents = []
     for r in results:
         # relative to the repository root, so the bytes do not depend on the working directory
-        source = f"{SOURCE_PREFIX}{r.overlay.cluster_file.relative_to(r.overlay.root).as_posix()}\n"
+        source = f"{SOURCE_PREFIX}{printable(r.overlay.cluster_file.relative_to(r.overlay.root).as_posix())}\n"
         documents += [source + output.to_yaml([obj]).removeprefix("---\n") for obj in r.manifests]
     return "---\n".join(documents)
 

@@ -31,16 +31,46 @@ def output_schema(name: str) -> int:
     return EXIT_OK
 
 
+def _refuse_outside_repository(directory: Path) -> None:
+    """A folder named inside a repository stays inside it (no committed symlink leads the export out),
+    and out of its ``clusters/``, where every folder is taken for a cluster (issue 25 item 6).
+    ``write_tree`` knows no repository here: an export reads no overlay."""
+    import os
+
+    from renderer.errors import Finding, Location, RenderError
+    from renderer.escape import quote
+    from renderer.load.yamlio import display_path
+
+    lexical = Path(os.path.abspath(directory))
+    root = next((f for f in lexical.parents if (f / ".git").exists()), None)
+    if root is None:
+        return
+    real, real_root = Path(os.path.realpath(lexical)), Path(os.path.realpath(root))
+    if real != real_root and real_root not in real.parents:
+        reason = f"leads through a symlink to {quote(real)}, outside the repository {quote(display_path(root))}"
+    elif any(c == real or c in real.parents for c in (real_root / "clusters",)):
+        reason = f"is inside {quote(display_path(root / 'clusters'))}, where every folder is a cluster"
+    else:
+        return
+    raise RenderError([Finding("OUT-UNSAFE", f"{quote(display_path(directory))} {reason}; refusing to write there",
+                               Location(display_path(directory)))])
+
+
 def export(req: SchemasExportRequest) -> int:
     """Write the schema folder through the one guarded writer: replaced whole and atomically, only when
     empty or marked by an earlier export (``.cozy-render-schemas``), never through a symlink or into .git."""
     from renderer import output
     from renderer.check.schemas.export import CATALOG_TEMPLATE, export_files
 
+    _refuse_outside_repository(req.directory)
     files = export_files(req.directory, kubernetes_versions=list(req.versions), core=req.core)
     output.write_tree(req.directory, {path.relative_to(req.directory).as_posix(): text for path, text in files.items()},
                       mark=(output.SCHEMAS_MARK, output.SCHEMAS_MARK_TEXT), legacy=None)
-    sys.stdout.write(f"wrote {len(files)} schema files under {req.directory}\n"
+    import shlex
+
+    from renderer.escape import printable, quote
+
+    sys.stdout.write(f"wrote {len(files)} schema files under {quote(req.directory)}\n"
                      "use with: kubeconform -schema-location default "
-                     f"-schema-location '{req.directory}/{CATALOG_TEMPLATE}' FILE...\n")
+                     f"-schema-location {printable(shlex.quote(f'{req.directory}/{CATALOG_TEMPLATE}'))} FILE...\n")
     return EXIT_OK

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, WARNING, Finding, RenderError
+from renderer.escape import printable
 from renderer.model import OWNERSHIP_ANNOTATION
 from renderer.requests import DiffRequest
 
@@ -51,7 +52,7 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
         different = report.run_external(external, outcomes) == 1 or different
     for outcome in outcomes:  # the context a live diff used, every time (issue 18 item 7)
         if outcome.source:
-            err.write(f"diff: {outcome.cluster}: compared with {outcome.source}\n")
+            err.write(printable(f"diff: {outcome.cluster}: compared with {outcome.source}") + "\n")
     for f in findings:
         err.write(f.format() + "\n")
     if failures:

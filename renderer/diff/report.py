@@ -4,7 +4,6 @@ KUBECTL_EXTERNAL_DIFF hand-off, as kubectl does it."""
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shlex
@@ -26,6 +25,7 @@ from renderer.diff.compare import (
     ref,
 )
 from renderer.errors import EXIT_INPUT, Finding, RenderError
+from renderer.escape import printable
 
 RED, GREEN, CYAN, BOLD, YELLOW, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[33m", "\x1b[0m"
 _STATUS_COLOUR = {CREATE: GREEN, CHANGE: YELLOW, ORPHANED: RED, PATCH_TARGET_MISSING: RED, SKIPPED: CYAN,
@@ -129,6 +129,9 @@ def summary(outcome: Outcome) -> str:
     return f"{outcome.cluster}: " + ", ".join(parts)
 
 
+_LINE = 1 << 20  # a diff line is shown whole; only its controls are escaped
+
+
 def write_text(outcome: Outcome, out: TextIO, colour: bool, with_diffs: bool, header: bool) -> None:
     if header:
         out.write(f"{BOLD}# cluster {outcome.cluster}{RESET}\n" if colour else f"# cluster {outcome.cluster}\n")
@@ -137,11 +140,11 @@ def write_text(outcome: Outcome, out: TextIO, colour: bool, with_diffs: bool, he
         c = _STATUS_COLOUR[item.status] if colour else ""
         status = f"{c}{text}{RESET}" if c else text
         note = f"  ({item.note})" if item.note and item.status != UNCHANGED else ""
-        out.write(f"{status}  {ref(item.key)}{note}\n")
+        out.write(f"{status}  {printable(ref(item.key) + note, _LINE)}\n")  # names and notes are live input
         if with_diffs and item.status in (CHANGE, CREATE, ORPHANED):
             for line in unified(item):
-                out.write(paint(line, colour) + "\n")
-    out.write(summary(outcome) + "\n")
+                out.write(paint(printable(line, _LINE), colour) + "\n")
+    out.write(printable(summary(outcome), _LINE) + "\n")
 
 
 def changes(item: Item) -> list[dict[str, Any]]:
@@ -198,7 +201,9 @@ def as_json(outcomes: list[Outcome], findings: list[Finding]) -> str:
             objects.append(entry)
         counts = {s: outcome.count(s) for s in (CREATE, CHANGE, UNCHANGED, ORPHANED, SKIPPED, PATCH_TARGET_MISSING)}
         clusters.append({"cluster": outcome.cluster, "objects": objects, "summary": counts})
-    return json.dumps({"clusters": clusters, "findings": [f.as_dict() for f in findings]}, indent=2,
+    from renderer.escape import json_text
+
+    return json_text({"clusters": clusters, "findings": [f.as_dict() for f in findings]}, indent=2,
                       sort_keys=False, ensure_ascii=False) + "\n"
 
 

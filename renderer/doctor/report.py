@@ -4,7 +4,6 @@ could not be read is reported on stderr, as diff does."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple, TextIO
 
 from renderer.doctor.checks import Diagnosis, allocatable, gpu_nodes, pod_healthy
@@ -57,17 +56,21 @@ def summary(o: Outcome) -> str:
 
 
 def write_text(outcomes: list[Outcome], out: TextIO) -> None:
+    from renderer.escape import printable  # node, pod and event text come from the live cluster
+
     for o in outcomes:
-        out.write(summary(o) + "\n")
+        out.write(printable(summary(o)) + "\n")
         for d in o.diagnoses:
             where = " ".join(x for x in (f"node {d.node}" if d.node else "", d.obj or "") if x)
-            out.write(f"  {d.severity}[{d.code}] {where}: {d.message}\n")
+            out.write(f"  {d.severity}[{d.code}] {printable(where)}: {printable(d.message)}\n")
         if o.diagnoses:
             codes = " ".join(dict.fromkeys(d.code for d in o.diagnoses))
             out.write(f"  the documented fix: cozy-render rules CODE ({codes})\n")
 
 
 def as_json(outcomes: list[Outcome], failures: list[Finding]) -> str:
+    from renderer.escape import cut
+
     def cluster(o: Outcome) -> dict[str, Any]:
         r = o.route
         return {"cluster": o.cluster, "healthy": o.errors == 0,
@@ -76,7 +79,9 @@ def as_json(outcomes: list[Outcome], failures: list[Finding]) -> str:
                             "gpuNodes": [{"name": n, "allocatable": a} for n, a in o.gpu_nodes],
                             "pods": o.pods, "podsReady": o.pods_ready, "verification": o.verify},
                 "findings": [{"code": d.code, "severity": d.severity, "node": d.node, "object": d.obj,
-                              "message": d.message} for d in o.diagnoses]}
+                              "message": cut(d.message)} for d in o.diagnoses]}
 
     doc = {"clusters": [cluster(o) for o in outcomes], "errors": [f.as_dict() for f in failures]}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    from renderer.escape import json_text
+
+    return json_text(doc, indent=2, sort_keys=False) + "\n"

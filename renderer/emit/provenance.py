@@ -20,8 +20,11 @@ Nothing here runs on ``render``'s normal path.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -364,11 +367,45 @@ class Tracer:
         return self._reverse.get(loc)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Automatic garbage collection paused while provenance is built, the young generations collected
+    after. Tracing allocates an entry per rendered value on top of the live render result, and
+    CPython's full collections kept re-walking that heap: 100x the ``enabledPackages`` cost 130-180x
+    (bench/bench_growth.py, issue 25 item 3). What tracing builds is acyclic, freed by reference
+    counting; the few cycles a YAML parser leaves are collected on the way out (as renderer.batch does)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.collect(1)
+            gc.enable()
+
+
+class _NotParsed(Exception):
+    pass
+
+
+def _not_parsed(_text: str, _display: str) -> tuple[Any, Locations]:
+    raise _NotParsed  # nothing is added to the render's layer cache from here
+
+
 @cache  # every layer once: a bounded cache re-parsed layers per value (1,000 layers)
 def _layer_document(path: Path) -> tuple[Any, Locations]:
+    """The layer as the render parsed it (renderer.load.layercache: re-parsing a 1 MB layer with positions
+    was the largest part of ``--annotate``), else parsed again within the spent budget."""
+    from renderer.load.layercache import parsed_layer
+
     display = display_path(path)
-    with limits.rereading():  # the render accepted this layer; its budget is spent
-        data, locs = load_documents(read_text(path, display), display)[0]
+    with limits.rereading():  # the render accepted this layer; its budget (files, bytes, nodes) is spent
+        text = read_text(path, display)
+        try:
+            return parsed_layer(display, text, _not_parsed)
+        except _NotParsed:
+            pass
+        data, locs = load_documents(text, display)[0]
     return data, locs
 
 
@@ -418,53 +455,114 @@ def find_object(result: RenderResult, ref: str) -> Emitted:
 
 
 def comment_for(entry: Entry) -> str:
+    """``file:line`` for a YAML comment: a file name cannot end the comment and inject YAML (issue 25 item 10)."""
     loc = entry.primary()
     if loc is None:
         return "cozy-render"
-    return f"{loc.path}:{loc.line}" if loc.line else loc.path
+    return f"{_comment_path(loc.path)}:{loc.line}" if loc.line else _comment_path(loc.path)
+
+
+@lru_cache(maxsize=1024)
+def _comment_path(path: str) -> str:
+    from renderer.escape import printable
+
+    return printable(path)
 
 
 def annotate(stream: str, results: list[RenderResult]) -> str:
     """The YAML stream ``stream`` (``output.to_yaml`` of every result's objects, in order) with a
     trailing ``# file:line`` comment on the line of each value. Only comments are added, so any
     YAML reader (``kubectl kustomize``) reads the same objects."""
+    with collector_paused():
+        return _annotate(stream, results)
+
+
+def _annotate(stream: str, results: list[RenderResult]) -> str:
     objects = [(r, e) for r in results for e in r.objects]
-    with limits.rereading(nodes=len(stream)):  # our own output: bounded by the render, not by the input budget
-        documents = load_documents(stream, "<stream>", yaml11=True, max_documents=len(objects) + 1)
+    documents, ends = _stream_lines(stream)
     if len(documents) != len(objects):  # pragma: no cover - both come from the same objects
         raise AssertionError("stream and objects disagree")
     lines = stream.split("\n")
-    ends = _multi_line_scalars(stream)
     comments: dict[int, str] = {}
     tracers: dict[int, Tracer] = {}
-    for (result, e), (_data, locs) in zip(objects, documents, strict=True):
+    for (result, e), positions in zip(objects, documents, strict=True):
         tracer = tracers.setdefault(id(result), Tracer(result))
         for entry in tracer.entries(e):
-            loc = locs.get(entry.path)
-            if loc is not None and loc.line:
-                comments.setdefault(ends.get(loc.line - 1, loc.line - 1), comment_for(entry))
+            line = positions.get(entry.path)
+            if line is not None:
+                comments.setdefault(ends.get(line, line), comment_for(entry))
     for index, comment in comments.items():
         lines[index] = f"{lines[index]}  # {comment}"
     return "\n".join(lines)
 
 
-def _multi_line_scalars(stream: str) -> dict[int, int]:
-    """First line -> last line (0-based) of every plain or quoted scalar the stream spreads over several
-    lines: a string over the emitter's 4,096-character width is folded, and a comment after its first
-    line would land inside the quoted value or break the plain one (issue 25 item 7). After the last
-    line a comment is YAML's. Block scalars (``|``, ``>``) take the comment on their indicator line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.events import ScalarEvent
+def _stream_lines(stream: str) -> tuple[list[dict[Path_, int]], dict[int, int]]:
+    """For each document of our own YAML stream, the line (0-based) each value starts on, by object path;
+    and first line -> last line of every plain or quoted scalar spread over several lines.
 
+    One pass over the parser's events, no node graph: re-composing the stream with positions was most
+    of ``--annotate``'s cost and memory. Keys are read as kubectl reads them (YAML 1.1, ``go_resolve``),
+    the same as the objects' own keys.
+
+    A string over the emitter's 4,096-character width is folded, and a comment after its first line
+    would land inside the quoted value or break the plain one (issue 25 item 7): the comment goes after
+    its last line, where it is YAML's. Block scalars (``|``, ``>``) take the comment on their indicator
+    line."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import (
+        CollectionEndEvent,
+        CollectionStartEvent,
+        DocumentStartEvent,
+        MappingStartEvent,
+        ScalarEvent,
+    )
+
+    from renderer.load.yamlio import go_resolve
+
+    documents: list[dict[Path_, int]] = []
     ends: dict[int, int] = {}
+    lines: dict[Path_, int] = {}
+    # one frame per open collection: [path, next index or None for a mapping, pending key, expecting a key]
+    stack: list[list[Any]] = []
     for event in YAML(typ="safe").parse(stream):
-        if isinstance(event, ScalarEvent) and event.style not in ("|", ">"):
-            first, mark = event.start_mark.line, event.end_mark
-            last = mark.line if mark.column else mark.line - 1
-            if last > first:
-                ends[first] = last
-    return ends
+        if isinstance(event, ScalarEvent):
+            first = event.start_mark.line
+            if event.style not in ("|", ">"):
+                mark = event.end_mark
+                last = mark.line if mark.column else mark.line - 1
+                if last > first:
+                    ends[first] = last
+            if stack and stack[-1][1] is None and stack[-1][3]:  # a mapping key
+                frame = stack[-1]
+                frame[2] = go_resolve(event.value) if not event.style and event.value else event.value
+                frame[3] = False
+                continue
+            lines[_next_path(stack)] = first
+        elif isinstance(event, CollectionStartEvent):
+            path = _next_path(stack)
+            lines[path] = event.start_mark.line
+            stack.append([path, None if isinstance(event, MappingStartEvent) else 0, None, True])
+        elif isinstance(event, CollectionEndEvent):
+            stack.pop()
+        elif isinstance(event, DocumentStartEvent):
+            lines = {}
+            documents.append(lines)
+            stack = []
+    return [d for d in documents if d], ends
+
+
+def _next_path(stack: list[list[Any]]) -> Path_:
+    """The path of the value that comes next, advancing its collection's frame."""
+    if not stack:
+        return ()
+    frame = stack[-1]
+    if frame[1] is None:
+        frame[3] = True
+        return (*frame[0], frame[2])
+    frame[1] += 1
+    return (*frame[0], frame[1] - 1)
 
 
 def entries_of(results: list[RenderResult]) -> list[Entry]:
-    return [entry for r in results for entry in Tracer(r).entries()]
+    with collector_paused():
+        return [entry for r in results for entry in Tracer(r).entries()]

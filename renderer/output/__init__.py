@@ -165,10 +165,10 @@ def guard_out(out: Path, results: list[Any], all_clusters: bool, check_only: boo
     Returns None when the caller should go on and write.
     """
     target = refuse_unsafe_target(out, results, all_clusters)
+    for folder in (cluster_folders(target, files or {}) if all_clusters else {target: {}}):
+        _refuse_foreign(folder)  # --check too: a user's folder is never read back and printed
     if check_only:
         return check_report(out, files or {}, fmt, all_clusters=all_clusters)
-    for folder in (cluster_folders(target, files or {}) if all_clusters else {target: {}}):
-        _refuse_foreign(folder)
     return None
 
 
@@ -406,7 +406,7 @@ def is_generated_tree(folder: Path) -> bool:
     """A node-config folder from before the mark: only regular files, each starting with our header."""
     try:
         entries = list(folder.rglob("*"))
-    except OSError:
+    except (OSError, RecursionError):  # a folder nested past the recursion limit is no node-config output
         return False
     for entry in entries:
         if entry.is_symlink():
@@ -468,7 +468,6 @@ def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str], 
     Plain ``os`` calls, one ``open`` per file and a folder only where a name has one: a fleet writes
     thousands of files here. ``mode``: the folder's mode (the umask applied), when the caller knows it;
     ``doomed``: where to leave the old tree for the caller to remove, instead of removing it now."""
-    import shutil
     import tempfile
 
     staging = tempfile.mkdtemp(prefix=f".{target.name}{_STAGING}{os.getpid()}-", dir=target.parent)
@@ -486,12 +485,12 @@ def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str], 
             _write_file(path, content)
         _swap(Path(staging), target)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)  # the new tree: the swap did not happen
+        _rmtree(staging)  # the new tree: the swap did not happen
         raise
     if doomed is not None:
         doomed.append(staging)  # the old tree, after the swap (or nothing, when there was none)
     else:
-        shutil.rmtree(staging, ignore_errors=True)
+        _rmtree(staging)  # the old tree, after the swap
 
 
 def _write_file(path: str, content: str) -> None:
@@ -544,19 +543,46 @@ class _Remover:
 
 
 def _remove(folder: str) -> None:
-    import shutil
-
     if os.path.lexists(folder):
-        shutil.rmtree(folder, ignore_errors=True)
+        _rmtree(folder)
 
 
 def _remove_folder(folder: Path) -> None:
     """Remove a marked folder: renamed to a marked staging name first (atomic), then deleted."""
-    import shutil
-
     doomed = folder.with_name(f".{folder.name}{_STAGING}{os.getpid()}-gone")
     os.rename(folder, doomed)
-    shutil.rmtree(doomed, ignore_errors=True)
+    _rmtree(doomed)
+
+
+def _rmtree(folder: Path | str) -> None:
+    """``shutil.rmtree(folder, ignore_errors=True)``; a tree nested past Python's recursion limit (a
+    committed ``rendered/c1/d/d/...``) is removed with a stack instead of an internal error."""
+    import shutil
+
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    except RecursionError:
+        pass
+    else:
+        return
+    folders: list[str] = []
+    pending = [str(folder)]
+    while pending:
+        here = pending.pop()
+        folders.append(here)
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+        except OSError:
+            continue
+    for here in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(here)
 
 
 def _fault(point: str) -> None:
@@ -652,8 +678,6 @@ def _clean_stale(parent: Path) -> None:
     staging folder seen now belongs to a run that is gone, whatever PID namespace it ran in. PIDs are
     not consulted: in another namespace a live writer's PID means nothing here (issue 25 item 5).
     A non-empty folder without a mark is not ours and stays."""
-    import shutil
-
     try:
         entries = sorted(parent.iterdir())
     except OSError:
@@ -667,7 +691,7 @@ def _clean_stale(parent: Path) -> None:
             os.rename(entry, target)  # the old content, whether or not it carried the mark
             continue
         if (entry / MARK).is_file() or (entry / NODE_MARK).is_file() or (entry / SCHEMAS_MARK).is_file():
-            shutil.rmtree(entry, ignore_errors=True)
+            _rmtree(entry)
         elif _is_empty_dir(entry):
             with contextlib.suppress(OSError):
                 entry.rmdir()
@@ -708,7 +732,8 @@ def _present(folder: Path) -> dict[str, Path]:
     while pending:
         here, prefix = pending.pop()
         try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
+            with os.scandir(here) as listing:  # closed even when a read fails part-way
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
             raise _write_error(here, exc) from None
         for entry in entries:
@@ -858,14 +883,19 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
     entries = stale_entries(out, files, all_clusters)
     if fmt == "json":
         stream = stdout or sys.stdout
-        stream.write(json.dumps({"stale": entries}, indent=2, ensure_ascii=False) + "\n")
+        from renderer.escape import json_text  # committed names are input: a non-UTF-8 one is escaped, not a crash
+
+        stream.write(json_text({"stale": entries}, indent=2, ensure_ascii=False) + "\n")
         return EXIT_FINDINGS if entries else EXIT_OK
     stream = stderr or sys.stderr
     colour = _use_colour(stream)
-    for e in entries:
-        stream.write(f"{e['file']}: {e['status']} (re-run cozy-render render --out)\n")
+    from renderer.escape import printable
+
+    for e in entries:  # committed files are pull-request input: their names and lines are printed escaped
+        stream.write(f"{printable(e['file'])}: {e['status']} (re-run cozy-render render --out)\n")
         if e["diff"]:
-            stream.write(_coloured(e["diff"]) if colour else e["diff"])
+            diff = "".join(printable(line, 1 << 20) + "\n" for line in e["diff"].splitlines())
+            stream.write(_coloured(diff) if colour else diff)
     return EXIT_FINDINGS if entries else EXIT_OK
 
 

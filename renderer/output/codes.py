@@ -29,7 +29,8 @@ CODES: list[Code] = [
     Code("OUT-STREAM", ERROR, "stdout is closed or cannot take the output",
          "The output stream was closed before cozy-render started (>&-), or writing it failed: a full disk or "
          "/dev/full, a read-only file system, a quota. Nothing is reported as written. Give cozy-render a "
-         "writable stdout, or --out DIR.",
+         "writable stdout, or --out DIR. A reader that closes a pipe early (| head) is not this error: the "
+         "command finishes with its own exit code (diff 1 on differences).",
          "SECURITY.md, What is defended, and how (streams)"),
     Code("CLI-CWD", ERROR, "the working directory no longer exists",
          "The folder cozy-render was started in was deleted before it ran: paths in messages and the render "

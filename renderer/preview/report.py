@@ -34,7 +34,6 @@ A finding is ``{"code", "severity", "message", "file", "line", "column"}`` (as `
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import shlex
 from typing import Any, TextIO
@@ -150,12 +149,14 @@ def _failure_lines(p: PlatformDelta) -> list[str]:
 
 
 def write_text(review: Review, out: TextIO, colour: bool) -> None:
+    from renderer.escape import printable  # paths, names and diff lines are the pull request's input
+
     def paint(text: str, c: str) -> str:
         return f"{c}{text}{RESET}" if colour and c else text
 
     out.write(f"cozy-render diff: base {_side(review, 'base')} -> head {_side(review, 'head')}\n")
     for path, clusters in review.reaches.items():
-        out.write(f"changed input {path} reaches {len(clusters)} cluster(s): {', '.join(clusters)}\n")
+        out.write(printable(f"changed input {path} reaches {len(clusters)} cluster(s): {', '.join(clusters)}") + "\n")
     for c in review.clusters:
         if c.status == "unchanged":
             why = "" if c.rendered else " (reads no changed file: not rendered)"
@@ -170,10 +171,11 @@ def write_text(review: Review, out: TextIO, colour: bool) -> None:
             if failed:
                 out.write(f"the {side} does not render (its findings below); objects not compared\n")
         for o in c.objects:
-            out.write(paint(f"{STATUS_TEXT[o.status]:<{WIDTH}}", _STATUS_COLOUR[o.status]) + f"  {ref(o.key)}\n")
+            status = paint(f"{STATUS_TEXT[o.status]:<{WIDTH}}", _STATUS_COLOUR[o.status])
+            out.write(f"{status}  {printable(ref(o.key))}\n")
             if o.status != UNCHANGED:
                 for line in unified(o):
-                    out.write(_paint_diff(line, colour) + "\n")
+                    out.write(_paint_diff(printable(line, 1 << 20), colour) + "\n")
         for f in c.introduced:
             out.write(paint("finding introduced", RED) + f"  {f.format()}\n")
         for f in c.resolved:
@@ -181,13 +183,13 @@ def write_text(review: Review, out: TextIO, colour: bool) -> None:
         if c.platform is not None and c.platform.different:
             out.write(f"platform Packages, {_source_text(c.platform.source)}:\n")
             for line in _failure_lines(c.platform):
-                out.write(f"  {line}\n")
+                out.write(f"  {printable(line)}\n")
             marks = {ADDED: "+", CHANGED: "~", REMOVED: "-"}
             if c.status in ("added", "removed"):
                 out.write(f"  {marks[ADDED if c.status == 'added' else REMOVED]} {_whole_set(c.platform)}\n")
             else:
                 for change in c.platform.changes:
-                    out.write(f"  {marks[change.status]} {_package_line(change)}\n")
+                    out.write(f"  {marks[change.status]} {printable(_package_line(change))}\n")
         out.write(_counts_text(c) + "\n")
     out.write("\n" + _totals(review) + "\n")
 
@@ -245,7 +247,9 @@ def as_dict(review: Review) -> dict[str, Any]:
 
 
 def as_json(review: Review) -> str:
-    return json.dumps(as_dict(review), indent=2, ensure_ascii=False, default=str) + "\n"
+    from renderer.escape import json_text
+
+    return json_text(as_dict(review), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 # --- Markdown -----------------------------------------------------------------------------------
