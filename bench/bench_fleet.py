@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import proc
+import targets
 from gen_fleet import generate, sample_shapes
 from results import write_section
 
@@ -159,10 +160,10 @@ def run(python: Path, args: argparse.Namespace, work: Path) -> str:
             command = "render --all --out" if name == "render" else "check --all"
             if isinstance(k, float):
                 ratio = k * n / t
-                target = f" (target >= {TARGET_RATIO:.0f}x)"
                 missed |= ratio < TARGET_RATIO
-                lines.append(f"- {n:,} clusters, {command}: **{ratio:.1f}x** the throughput of kubectl kustomize "
-                             f"per cluster{target}; {t / n / bare:.2f} bare interpreter starts per cluster.")
+                lines.append(targets.line(f"{n:,} clusters, {command}, throughput / kubectl kustomize per cluster",
+                                          ratio, ">=", TARGET_RATIO, "x", digits=1,
+                                          note=f"{t / n / bare:.2f} bare interpreter starts per cluster"))
             else:
                 lines.append(f"- {n:,} clusters, {command}: kubectl kustomize baseline not measured (kubectl is not "
                              f"on PATH); {t / n / bare:.2f} bare interpreter starts per cluster.")
@@ -174,15 +175,15 @@ def run(python: Path, args: argparse.Namespace, work: Path) -> str:
             growth = b / a
             missed |= growth > TARGET_GROWTH
             scale = large["size"] / small["size"]  # type: ignore[operator]
-            lines.append(f"- growth {small['size']:,} -> {large['size']:,} clusters, {name}: **{growth:.1f}x** the "
-                         f"time for {scale:.0f}x the clusters (target <= {TARGET_GROWTH:.0f}x).")
+            lines.append(targets.line(f"growth {small['size']:,} -> {large['size']:,} clusters ({scale:.0f}x), "
+                                      f"{name}, time", growth, "<=", TARGET_GROWTH, "x", digits=1))
     big = results[-1]
     for name in ("render", "check"):
         peak = big[f"{name}_peak"]
         assert isinstance(peak, int)
         missed |= peak / MIB >= TARGET_PEAK_MIB
-        lines.append(f"- peak memory at {big['size']:,} clusters, {name}: **{peak / MIB:.0f} MiB** "
-                     f"(target < {TARGET_PEAK_MIB:.0f} MiB).")
+        lines.append(targets.line(f"peak memory at {big['size']:,} clusters, {name}", peak / MIB, "<",
+                                  TARGET_PEAK_MIB, " MiB", digits=0))
     if not kubectl:
         lines.append("- kubectl is not on PATH: the kustomize baseline was skipped (CI fetches it with "
                      "`.ci/fetch_kubectl.py`).")

@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import targets
 from results import write_section
 
 SECTION = "## Growth: each user-sized dimension grown 10x and 100x"
@@ -189,6 +190,13 @@ def main() -> int:
     for name, base, factor, stage, seconds, growth, ok in rows:
         lines.append(f"| {name} | {base:,} | {factor}x ({base * factor:,}) | {stage} | {seconds:.3f} | "
                      f"{growth:.1f}x | {'yes' if ok else 'NO'} |")
+    lines.append("")
+    for factor, bound in BOUNDS.items():
+        grown = [row for row in rows if row[2] == factor]
+        if grown:
+            name, _, _, stage, _, growth, _ = max(grown, key=lambda row: row[5])
+            lines.append(targets.line(f"worst growth at {factor}x the input ({name}, {stage})", growth, "<=", bound,
+                                      "x", digits=1))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.write:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import proc
+import targets
 from results import write_section
 
 REPO = proc.REPO
@@ -149,8 +150,8 @@ def run(python: Path, args: argparse.Namespace) -> str:
         if "kubectl kustomize" in med:
             ratio = med[name] / med["kubectl kustomize"]
             missed |= ratio > target
-            lines.append(f"- {name} / kubectl kustomize: **{ratio:.2f}x** (target <= {target}x); "
-                         f"{med[name] / med['bare python']:.2f}x the bare interpreter")
+            lines.append(targets.line(f"{name} / kubectl kustomize", ratio, "<=", target, "x",
+                                      note=f"{med[name] / med['bare python']:.2f}x the bare interpreter"))
         else:
             lines.append(f"- {name} / kubectl kustomize: not measured (kubectl is not on PATH); "
                          f"{med[name] / med['bare python']:.2f}x the bare interpreter")
