@@ -15,15 +15,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a render-cache hit runs this module
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
     from renderer.errors import RenderError
 
 _STREAM_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO, errno.EROFS, errno.EFBIG, errno.EPIPE}
@@ -85,8 +85,10 @@ class ReaderGuard:
     def _left(self) -> None:
         self.reader_left = True
         _drop_stdout()
-        with contextlib.suppress(OSError, ValueError):
+        try:  # noqa: SIM105 - contextlib would cost a render-cache hit its import
             self._inner.flush()  # what was buffered goes to /dev/null now
+        except (OSError, ValueError):
+            pass
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
