@@ -145,14 +145,14 @@ def values_files(chart: Path, variant: str) -> list[Path]:
 
 
 def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None = None,
-             extra_args: list[str] | None = None, clusters: int = 1) -> ChartRender:
+             extra_args: list[str] | None = None, clusters: int = 1, shared: bool = False) -> ChartRender:
     """Run ``helm template`` once, within ``bounds(clusters)``. ``values`` (the platform Package's
     values) go last, as JSON so their types reach Helm exactly (JSON is YAML). helm's own failure (a
     limit, a crash, not helm) raises ``HelmFailure``; the chart's is the result's ``failure``."""
     done = _helm_template(helm, chart, value_files, values, extra_args, clusters)
     if done.returncode != 0:
         return ChartRender([], parse_failure(done.stderr))
-    return ChartRender(_documents(done.stdout, helm), None)
+    return ChartRender(_documents(done.stdout, helm, shared), None)
 
 
 # --- every helm process is bounded -------------------------------------------------------------------
@@ -363,11 +363,12 @@ _DOCUMENT = re.compile(r"(?m)^---\n")
 _SOURCE_LINE = re.compile(r"\A# Source: [^\n]*\n")
 
 
-def _documents(stdout: str, helm: str = "helm") -> list[dict[str, Any]]:
+def _documents(stdout: str, helm: str = "helm", shared: bool = False) -> list[dict[str, Any]]:
     """``parse_documents(stdout)``, one document text at a time through ``_PARSED``. A document marker
     at the start of a line always ends a document in YAML (inside block scalars too), so parsing the
     pieces gives the whole stream's documents; the ``# Source:`` comment that names the template is
-    dropped from the key (a comment is not data), so the same document of two clusters is one key."""
+    dropped from the key (a comment is not data), so the same document of two clusters is one key.
+    ``shared``: the memo's own objects, for a caller that only reads them."""
     out: list[dict[str, Any]] = []
     for piece in _DOCUMENT.split(stdout):
         text = _SOURCE_LINE.sub("", piece, count=1)
@@ -385,7 +386,7 @@ def _documents(stdout: str, helm: str = "helm") -> list[dict[str, Any]]:
             if len(_PARSED) >= PARSED_SIZE:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[text] = docs
-        out.extend(_copy(doc) for doc in docs)
+        out.extend(docs if shared else (_copy(doc) for doc in docs))
     return out
 
 
@@ -440,17 +441,26 @@ def _merge_maps(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_VALUES_FILES: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
 def _values_file(path: Path) -> dict[str, Any]:
+    """A chart's values file as helm reads it, once per process while it is unchanged (read only: the
+    merge copies what it changes)."""
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="safe", pure=False)
-    yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
-    loaded = yaml.load(path.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) else {}
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _VALUES_FILES:
+        yaml = YAML(typ="safe", pure=False)
+        yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
+        loaded = yaml.load(path.read_text(encoding="utf-8"))
+        _VALUES_FILES[key] = loaded if isinstance(loaded, dict) else {}
+    return _VALUES_FILES[key]
 
 
 def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[str, Any]]],
-                         parallel: int = 1) -> list[ChartRender]:
+                         parallel: int = 1, shared: bool = False) -> list[ChartRender]:
     """``render_platform`` for each (variant, values) of ``inputs``, ``BATCH`` at a time in one helm
     process: an umbrella chart whose dependencies are one copy of the offline chart on disk under an
     alias per cluster (c0..cN; helm loads and parses the chart once per alias in memory, not from N
@@ -459,31 +469,32 @@ def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[st
     its own (so its failure is helm's own message for it) and the rest again; ``parallel`` batches run
     at once. helm's own failure (``HelmFailure``: a limit, a crash) of a batch is retried one cluster at
     a time, and raised at the first cluster that fails it alone. tests/effective/test_batch_helm.py
-    proves all this equal to one run per cluster."""
+    proves all this equal to one run per cluster. ``shared``: documents a caller only reads (the same
+    text of two clusters is then one object)."""
     keys = [json.dumps([variant, values], sort_keys=True, default=str) for variant, values in inputs]
     distinct: dict[str, tuple[str, dict[str, Any]]] = {}
     for key, item in zip(keys, inputs, strict=True):
         distinct.setdefault(key, item)
     unique = list(distinct.values())
     batches = [unique[start:start + BATCH] for start in range(0, len(unique), BATCH)]
+    defaults = _values_file(chart / "values.yaml")
+    variants = {variant: _variant_values(chart, variant, defaults) for variant in {v for v, _ in unique}}
     with offline_chart(chart) as copy:
-        defaults = _values_file(copy / "values.yaml")
-        variants = {variant: _variant_values(copy, variant, defaults) for variant in {v for v, _ in unique}}
         if parallel <= 1 or len(batches) == 1:
-            rendered = [r for group in batches for r in _batch(helm, copy, group, variants)]
+            rendered = [r for group in batches for r in _batch(helm, copy, group, variants, shared)]
         else:
             from concurrent.futures import ThreadPoolExecutor
 
             # helm processes side by side, up to ``parallel`` (the run's --jobs); results in input order
             with ThreadPoolExecutor(max_workers=parallel) as pool:
-                rendered = [r for done in pool.map(lambda group: _batch(helm, copy, group, variants), batches)
-                            for r in done]
+                rendered = [r for done in pool.map(lambda group: _batch(helm, copy, group, variants, shared),
+                                                   batches) for r in done]
     by_key = dict(zip(distinct, rendered, strict=True))
     handed: set[str] = set()
     out = []
     for key in keys:  # a repeated input gets its own copy of the documents, as a run of its own would
         render = by_key[key]
-        if key in handed:
+        if key in handed and not shared:
             render = ChartRender([_copy(doc) for doc in render.documents], render.failure)
         handed.add(key)
         out.append(render)
@@ -498,10 +509,10 @@ def _variant_values(copy: Path, variant: str, defaults: dict[str, Any]) -> dict[
 
 
 def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]],
-           variants: dict[str, dict[str, Any]]) -> list[ChartRender]:
+           variants: dict[str, dict[str, Any]], shared: bool = False) -> list[ChartRender]:
     if len(inputs) == 1:
         variant, values = inputs[0]
-        return [template(helm, copy, values_files(copy, variant), values)]
+        return [template(helm, copy, values_files(copy, variant), values, shared=shared)]
     with tempfile.TemporaryDirectory(prefix="cozy-render-umbrella-") as tmp:
         umbrella = Path(tmp) / "umbrella"
         (umbrella / "charts").mkdir(parents=True)
@@ -522,23 +533,24 @@ def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]],
         except HelmFailure:
             done = None
     if done is None:  # helm itself failed on the batch: one at a time finds the cluster (or raises)
-        return [r for item in inputs for r in _batch(helm, copy, [item], variants)]
+        return [r for item in inputs for r in _batch(helm, copy, [item], variants, shared)]
     if done.returncode == 0:
-        return _split(done.stdout, len(inputs), helm)
+        return _split(done.stdout, len(inputs), helm, shared)
     failed = _IN_SUBCHART.search(parse_failure(done.stderr).raw)
-    if failed is None or int(failed.group(1)) >= len(inputs):
-        return [r for item in inputs for r in _batch(helm, copy, [item], variants)]  # cannot tell who: one by one
+    if failed is None or int(failed.group(1)) >= len(inputs):  # cannot tell who: one by one
+        return [r for item in inputs for r in _batch(helm, copy, [item], variants, shared)]
     index = int(failed.group(1))
-    before = _batch(helm, copy, inputs[:index], variants) if index else []
-    after = _batch(helm, copy, inputs[index + 1:], variants) if index + 1 < len(inputs) else []
-    return before + _batch(helm, copy, [inputs[index]], variants) + after
+    before = _batch(helm, copy, inputs[:index], variants, shared) if index else []
+    after = _batch(helm, copy, inputs[index + 1:], variants, shared) if index + 1 < len(inputs) else []
+    return before + _batch(helm, copy, [inputs[index]], variants, shared) + after
 
 
-def _split(stdout: str, count: int, helm: str) -> list[ChartRender]:
+def _split(stdout: str, count: int, helm: str, shared: bool = False) -> list[ChartRender]:
     """The umbrella's documents back to their clusters, in order, by their ``# Source:`` lines."""
     texts: list[list[str]] = [[] for _ in range(count)]
     for document in _DOCUMENT.split(stdout):
         found = _SOURCE.search(document)
         if found is not None:
             texts[int(found.group(1))].append(document)
-    return [ChartRender(_documents("---\n" + "---\n".join(parts), helm) if parts else [], None) for parts in texts]
+    return [ChartRender(_documents("---\n" + "---\n".join(parts), helm, shared) if parts else [], None)
+            for parts in texts]
