@@ -537,7 +537,7 @@ _add_examples(main)
 @click.option("--helm", "helm", metavar="PATH", help="helm binary (default: helm on PATH).")
 @click.option("--platform-chart", "platform_chart", type=click.Path(file_okay=False, path_type=Path),
               help="A copy of Cozystack's packages/core/platform/ to use instead of the vendored version.")
-@shared("variants", "root")
+@shared("all_clusters", "jobs", "variants", "root")
 @runs
 def effective(**options: Any) -> int:
     """Every Package the cluster will have: the real platform chart's, with cozy-render's own on top."""

@@ -255,11 +255,12 @@ def helm_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_bounded(args: list[str], home: Path, limits: Bounds) -> _Done:
+def run_bounded(args: list[str], home: Path, limits: Bounds, answer_only: bool = True) -> _Done:
     """Run helm in its own process group under ``limits``: RLIMIT_CPU and RLIMIT_DATA set on the child
     (``prlimit`` right after it starts: ``preexec_fn`` is unsafe beside the batch threads), stdout and
     stderr read as they come up to their caps, the wall clock as one deadline. A limit hit kills the
-    group and raises ``HelmFailure``, as does any end that is not helm's own answer."""
+    group and raises ``HelmFailure``, as does (with ``answer_only``) any end that is not helm's own
+    answer: its output, or the chart's error."""
     import selectors
     import signal
     import time
@@ -311,7 +312,7 @@ def run_bounded(args: list[str], home: Path, limits: Bounds) -> _Done:
         raise HelmFailure(why)
     stdout = b"".join(chunks[1]).decode("utf-8", "replace")
     stderr = b"".join(chunks[2]).decode("utf-8", "replace")
-    problem = helm_failure(args[0], returncode, stderr, limits)
+    problem = helm_failure(args[0], returncode, stderr, limits) if answer_only else None
     if problem is not None:
         raise HelmFailure(problem)
     return _Done(returncode, stdout, stderr)
@@ -412,12 +413,6 @@ def parse_failure(stderr: str) -> ChartFailure:
         if found:
             return ChartFailure(found["msg"].strip(), found["file"], int(found["line"]), int(found["col"]), raw)
     return ChartFailure(raw.strip(), "", 0, 0, raw)
-
-
-def helm_version(helm: str) -> str:
-    done = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=TIMEOUT_SECONDS,
-                          check=False)
-    return done.stdout.strip()
 
 
 # --- many clusters in one helm process ---------------------------------------------------------------
