@@ -66,15 +66,17 @@ def helm_version(binary: str) -> str:
     import tempfile
     from pathlib import Path
 
-    from renderer.effective.helm import DATA_BYTES, Bounds, HelmFailure, run_bounded
+    from renderer.effective.helm import _GO_CRASH, DATA_BYTES, Bounds, HelmFailure, helm_failure, run_bounded
 
+    limits = Bounds(3, 20, DATA_BYTES, 2**20)
     with tempfile.TemporaryDirectory(prefix="cozy-render-helm-") as home:
         try:
-            done = run_bounded([binary, "version", "--short"], Path(home), Bounds(3, 20, DATA_BYTES, 2**20),
-                               answer_only=False)
+            done = run_bounded([binary, "version", "--short"], Path(home), limits, answer_only=False)
         except HelmFailure as exc:
             raise fail("PLT-HELM", f"--helm {binary} cannot run as helm: {exc.message}") from None
     said = done.stdout.strip()
+    if done.returncode != 0 and _GO_CRASH.search(done.stderr):  # a Go program that died: helm, or not
+        raise fail("PLT-HELM", f"{binary} cannot run: {helm_failure(binary, done.returncode, done.stderr, limits)}")
     if done.returncode != 0 or (not said.startswith("v3.") and not said.startswith("v4.")):
         first = (said or done.stderr.strip()).splitlines()[:1]
         raise fail("PLT-HELM", f"{binary} is not helm 3 or 4 (`helm version --short` said "
