@@ -30,9 +30,10 @@ def test_batched_preview_equals_one_helm_run_per_cluster(cli, fleet_repo: Path, 
         write(fleet_repo, {f"overlays/clusters/{name}/cluster.yaml": text.replace(source.name, name)})
     commit_all(fleet_repo, "copies")
     git(fleet_repo, "tag", "copies")
-    for index in range(0, 5, 2):
+    for index in range(0, 5, 2):  # a new domain: new platform values (publishing.host)
         path = clusters / f"copy-{index:02d}" / "cluster.yaml"
-        path.write_text(path.read_text().replace(source.name, f"renamed-{index}"))
+        assert ".example.org" in path.read_text()
+        path.write_text(path.read_text().replace(".example.org", ".example.net"))
     commit_all(fleet_repo, "edits")
     git(fleet_repo, "tag", "edits")
 
