@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -43,29 +44,77 @@ def run(req: EffectiveRequest) -> int:
 
     jobs = jobs_for(req.jobs)
     paths = cluster_paths(req.path, True)
+    size = min(BATCH, max(1, -(-len(paths) // jobs)))  # a helm batch, or fewer so that every worker has one
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     code = EXIT_OK
-    checked = False
-    for start in range(0, len(paths), BATCH * jobs):
-        staged_or_refused: list[_Staged | RenderError] = []
-        for path in paths[start:start + BATCH * jobs]:
-            try:
-                staged_or_refused.append(_staged(req, path))
-            except RenderError as exc:
-                staged_or_refused.append(exc)
-        staged = [s for s in staged_or_refused if not isinstance(s, RenderError)]
-        if staged and not checked:
-            _helm_answers(helm)
-            checked = True
-        rendered = iter(_rendered(helm, staged, jobs))
-        for item in staged_or_refused:
-            try:
-                if isinstance(item, RenderError):
-                    raise item
-                _show(req, item, next(rendered))
-            except RenderError as exc:  # as the loop's run for this cluster would report it
-                report.write(exc.findings)
-                code = max(code, exc.exit_code)
+    for outputs in _chunk_outputs(req, helm, chunks, jobs):
+        if isinstance(outputs, RenderError):
+            raise outputs  # helm's own failure (PLT-HELM) stops the run
+        for stdout, stderr, exit_code in outputs:
+            sys.stderr.write(stderr)
+            sys.stdout.write(stdout)
+            code = max(code, exit_code)
     return code
+
+
+_WORK: tuple[EffectiveRequest, str] | None = None  # set in the parent before the fork; workers inherit it
+
+
+def _chunk_outputs(req: EffectiveRequest, helm: str, chunks: list[list[Path]],
+                   jobs: int) -> Iterator[list[tuple[str, str, int]] | RenderError]:
+    """Each chunk's clusters as (stdout, stderr, exit code) of ``effective CLUSTER``, in order; with
+    ``jobs`` > 1 in that many forked workers (each renders its chunk's charts in one helm process)."""
+    global _WORK
+    from renderer.pipeline import _can_fork
+
+    _WORK = (req, helm)
+    try:
+        if jobs <= 1 or len(chunks) < 2 or not _can_fork():
+            yield from (_outputs(chunk) for chunk in chunks)
+            return
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
+            yield from pool.imap(_outputs, chunks)
+    finally:
+        _WORK = None
+
+
+def _outputs(paths: list[Path]) -> list[tuple[str, str, int]] | RenderError:
+    """What ``effective CLUSTER`` prints for each of ``paths`` and its exit code; the charts of the
+    clusters that render are rendered many to a helm process. helm's own failure is returned (not
+    raised: it crosses the worker's pipe as a value)."""
+    import io
+
+    assert _WORK is not None
+    req, helm = _WORK
+    staged_or_refused: list[_Staged | RenderError] = []
+    for path in paths:
+        try:
+            staged_or_refused.append(_staged(req, path))
+        except RenderError as exc:
+            staged_or_refused.append(exc)
+    staged = [s for s in staged_or_refused if not isinstance(s, RenderError)]
+    try:
+        if staged:
+            _helm_answers(helm)
+        rendered = iter(_rendered(helm, staged, 1))
+    except RenderError as exc:
+        return RenderError(exc.findings, exc.exit_code)
+    out = []
+    for item in staged_or_refused:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        streams = report.Streams(stdout, stderr)
+        code = EXIT_OK
+        try:
+            if isinstance(item, RenderError):
+                raise item
+            _show(req, item, next(rendered), streams)
+        except RenderError as exc:  # as the loop's run for this cluster would report it
+            report.write(exc.findings, stream=streams.stderr)
+            code = exc.exit_code
+        out.append((stdout.getvalue(), stderr.getvalue(), code))
+    return out
 
 
 class _Staged(NamedTuple):
@@ -127,13 +176,14 @@ def chart_location(chart: Path) -> Location:
     return Location(str(chart / "Chart.yaml"), 1, 1)
 
 
-def _show(req: EffectiveRequest, staged: _Staged, rendered: Any) -> None:
+def _show(req: EffectiveRequest, staged: _Staged, rendered: Any, streams: report.Streams | None = None) -> None:
     from renderer.effective.packages import effective_set
 
+    streams = streams or report.Streams(sys.stdout, sys.stderr)
     for warning in staged.warnings:
-        sys.stderr.write(warning.format() + "\n")
+        streams.stderr.write(warning.format() + "\n")
     found = effective_set(staged.result, "", staged.chart, staged.version, rendered=rendered)
-    report.show("effective", req.fmt, found)
+    report.show("effective", req.fmt, found, streams)
 
 
 @report.reporter("effective", "json")

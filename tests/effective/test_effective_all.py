@@ -46,11 +46,17 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+_LOOPS: dict[str, list[subprocess.CompletedProcess[str]]] = {}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: two forked workers, one helm batch each
 @pytest.mark.parametrize("fmt", ["yaml", "json", "table"])
-def test_effective_all_is_the_loop_over_clusters(helm: str, tree: Path, fmt: str) -> None:
-    together = _cozy(["effective", ".", "--all", "-o", fmt, "--helm", helm], tree)
-    loop = [_cozy(["effective", f"clusters/{c.name}", "-o", fmt, "--helm", helm], tree)
-            for c in sorted((tree / "clusters").iterdir()) if (c / "cluster.yaml").is_file()]
+def test_effective_all_is_the_loop_over_clusters(helm: str, tree: Path, fmt: str, jobs: str) -> None:
+    together = _cozy(["effective", ".", "--all", "-o", fmt, "--helm", helm, "--jobs", jobs], tree)
+    if fmt not in _LOOPS:
+        _LOOPS[fmt] = [_cozy(["effective", f"clusters/{c.name}", "-o", fmt, "--helm", helm], tree)
+                       for c in sorted((tree / "clusters").iterdir()) if (c / "cluster.yaml").is_file()]
+    loop = _LOOPS[fmt]
     assert together.stdout == "".join(run.stdout for run in loop)
     assert together.stderr == "".join(run.stderr for run in loop)
     assert together.returncode == max(run.returncode for run in loop) == 3
