@@ -141,10 +141,15 @@ def _staged(req: EffectiveRequest, path: Path) -> _Staged:
 
 def _helm_answers(helm: str) -> None:
     """A binary that does not answer ``helm version`` as helm 3 or 4 is PLT-HELM, never an empty
-    platform (decided after the render, so an overlay's own errors come first)."""
+    platform (decided after the render, so an overlay's own errors come first; once per process)."""
     from renderer.effective.choice import helm_version
 
-    helm_version(helm)
+    if helm not in _ANSWERED:
+        helm_version(helm)
+        _ANSWERED.add(helm)
+
+
+_ANSWERED: set[str] = set()
 
 
 def _rendered(helm: str, staged: list[_Staged], jobs: int) -> list[Any]:

@@ -85,16 +85,22 @@ class ChartRender(NamedTuple):
 
 
 def chart_sources(chart: Path) -> list[str]:
-    """PackageSource names the chart ships (templates/sources.yaml emits sources/*.yaml as they are)."""
-    import re
+    """PackageSource names the chart ships (templates/sources.yaml emits sources/*.yaml as they are);
+    read once per process while the files are unchanged (``effective --all`` asks once per cluster)."""
+    paths = sorted((chart / "sources").glob("*.yaml"))
+    key = (str(chart.resolve()), tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
+    if key not in _SOURCES:
+        names = []
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"^kind: PackageSource$", text, re.M):
+                found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
+                names.append(found.group(1) if found else path.stem)
+        _SOURCES[key] = names
+    return list(_SOURCES[key])
 
-    names = []
-    for path in sorted((chart / "sources").glob("*.yaml")):
-        text = path.read_text(encoding="utf-8")
-        if re.search(r"^kind: PackageSource$", text, re.M):
-            found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
-            names.append(found.group(1) if found else path.stem)
-    return names
+
+_SOURCES: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = {}
 
 
 def find_helm(explicit: str | os.PathLike[str] | None = None) -> str | None:
