@@ -128,3 +128,26 @@ def test_a_batch_is_one_chart_on_disk_with_an_alias_per_cluster(helm: str, tmp_p
     inputs = _sample_inputs()[:3]
     helm_module.render_platform_many(str(spy), chart_dir("v1.6.2", None), inputs)
     assert seen.read_text().split() == [helm_module.SUBCHART, "3"]
+
+
+def test_check_all_with_the_chart_in_workers_finds_what_a_serial_run_finds(
+        helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs workers each emit a chunk, render its charts in one helm batch and check it
+    (pipeline.run_chunk): the same findings, in the same order, as one process."""
+    from renderer import pipeline
+    from renderer.effective import chart_check
+    from renderer.effective.choice import choose
+
+    tree = tmp_path / "overlays"
+    shutil.copytree(OVERLAYS, tree)
+    (tree / ".git").mkdir()
+    monkeypatch.setattr(pipeline, "_PER_WORKER", 2)  # workers for the seven samples
+    monkeypatch.setattr(helm_module, "BATCH", 3)  # several chunks, each its own helm batch
+
+    def findings(jobs: int) -> list[tuple[str, str]]:
+        chart_check._memo.clear()
+        options = pipeline.Options(refuse=False, chart=choose("helm", helm), jobs=jobs)
+        done = pipeline.run(tree, options, all_clusters=True, keep=lambda result: len(result.objects))
+        return [(name, f.format()) for name, f in done.tagged()]
+
+    assert findings(2) == findings(1)
