@@ -132,9 +132,11 @@ class Reactor:
                     continue  # effective() reports it for this side
                 if key not in self._charts:
                     wanted.setdefault(chart, {})[key] = inputs
+        from renderer.pipeline import default_jobs
+
         for chart, items in wanted.items():
-            try:
-                renders = render_platform_many(self.helm, chart, list(items.values()))
+            try:  # both sides of a chunk: a few batches, side by side on the cores available
+                renders = render_platform_many(self.helm, chart, list(items.values()), default_jobs())
             except HelmFailure as exc:
                 raise _helm_failure(chart, exc) from None
             for key, rendered in zip(items, renders, strict=True):
