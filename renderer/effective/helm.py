@@ -170,9 +170,9 @@ def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, 
 CPU_SECONDS = 3  # RLIMIT_CPU of one helm process rendering one cluster (SIGKILL when spent) ...
 CPU_SECONDS_PER_CLUSTER = 0.1  # ... plus this per cluster of a batch
 TIMEOUT_SECONDS = 60  # wall clock of one helm process: then its process group is killed
-DATA_BYTES = 384 * 2**20  # RLIMIT_DATA: heap and every private writable mapping (Go reserves ~800 MiB of
+DATA_BYTES = 256 * 2**20  # RLIMIT_DATA: heap and every private writable mapping (Go reserves ~800 MiB of
 #                           address space it never touches, so RLIMIT_AS cannot bound it)
-GO_MEMORY_LIMIT = "256MiB"  # GOMEMLIMIT, with GOGC=off: no collection below it (a batch renders in half
+GO_MEMORY_LIMIT = "192MiB"  # GOMEMLIMIT, with GOGC=off: no collection below it (a batch renders in half
 #                             the CPU), collection up to the hard limit above it
 OUTPUT_BYTES = 64 * 2**20  # helm's stdout, read in chunks: more kills helm
 ERROR_BYTES = 1 * 2**20  # helm's stderr, the same

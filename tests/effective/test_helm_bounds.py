@@ -188,8 +188,8 @@ def test_the_bounds_are_the_documented_ones() -> None:
     from renderer.effective import helm as helm_module
 
     one, batch = helm_module.bounds(1), helm_module.bounds(helm_module.BATCH)
-    assert (one.cpu_seconds, one.timeout, one.data_bytes, one.output_bytes) == (3, 60, 384 * 2**20, 64 * 2**20)
+    assert (one.cpu_seconds, one.timeout, one.data_bytes, one.output_bytes) == (3, 60, 256 * 2**20, 64 * 2**20)
     assert batch.cpu_seconds == 7  # 3 s + 0.1 s for each further cluster of a batch of 40
     security = (REPO / "SECURITY.md").read_text()
-    for text in ("helm", "3 s of CPU", "384 MiB", "256 MiB", "60 s", "64 MiB"):
+    for text in ("helm", "3 s of CPU", "256 MiB", "GOMEMLIMIT=192MiB", "60 s", "64 MiB"):
         assert text in security, text
