@@ -512,7 +512,8 @@ EXAMPLES: dict[str, list[str]] = {
              "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example --root overlays"],
     "diff": ["cozy-render diff overlays/clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
              "cozy-render diff --base origin/main --all overlays -o markdown"],
-    "effective": ["cozy-render effective overlays/clusters/vgpu-apt-01 -o table"],
+    "effective": ["cozy-render effective overlays/clusters/vgpu-apt-01 -o table",
+                  "cozy-render effective overlays --all -o json"],
     "platforms": ["cozy-render platforms"],
     "inputs": ["cozy-render inputs overlays/clusters/vgpu-apt-01", "cozy-render inputs overlays --all -o json"],
     "completion": ['eval "$(cozy-render completion bash)"',
@@ -541,7 +542,7 @@ _add_examples(main)
 @click.option("--helm", "helm", metavar="PATH", help="helm binary (default: helm on PATH).")
 @click.option("--platform-chart", "platform_chart", type=click.Path(file_okay=False, path_type=Path),
               help="A copy of Cozystack's packages/core/platform/ to use instead of the vendored version.")
-@shared("variants", "root")
+@shared("all_clusters", "jobs", "variants", "root")
 @runs
 def effective(**options: Any) -> int:
     """Every Package the cluster will have: the real platform chart's, with cozy-render's own on top."""

@@ -116,19 +116,21 @@ def run(path: Path, options: Options | None = None, *, all_clusters: bool = Fals
     clusters = []
     _SHARED_VARIANTS = _shared_variants(options) if len(paths) > 1 else None
     try:
-        for chunk in _chunks(paths, options):
-            jobs = min(options.jobs, len(chunk) // _PER_WORKER) if keep is not None and _can_fork() else 1
-            if jobs > 1:
-                # The first cluster here: the imports, compiled validators, chart model and shared layers it
-                # loads are then inherited by every worker instead of being loaded again in each.
-                done: Iterable[ClusterRun] = itertools.chain([run_cluster(chunk[0], options, keep)],
-                                                             _parallel(chunk[1:], options, keep, jobs))
-            else:
-                done = (run_cluster(p, options, keep) for p in batch.clusters(chunk))  # the collector paused between
-            for cluster in done:
-                clusters.append(cluster)
-                if observer is not None:
-                    observer(cluster)
+        jobs = min(options.jobs, len(paths) // _PER_WORKER) if keep is not None and _can_fork() else 1
+        if jobs > 1 and _helm(options) is None:
+            # The first cluster here: the imports, compiled validators, chart model and shared layers it
+            # loads are then inherited by every worker instead of being loaded again in each. (With the
+            # real chart the first chunk's helm batch is the workers' own: nothing is rendered twice.)
+            done: Iterable[ClusterRun] = itertools.chain([run_cluster(paths[0], options, keep)],
+                                                         _parallel(paths[1:], options, keep, jobs))
+        elif jobs > 1:
+            done = _parallel(paths, options, keep, jobs)
+        else:
+            done = _serial(paths, options, keep)
+        for cluster in done:
+            clusters.append(cluster)
+            if observer is not None:
+                observer(cluster)
     finally:
         _SHARED_VARIANTS = None
     return Run(clusters, options)
@@ -154,33 +156,54 @@ def _variants(options: Options) -> Variants:
     return Variants(options.variants)
 
 
-def _chunks(paths: list[Path], options: Options) -> Iterator[list[Path]]:
-    """The clusters in one piece, or, when the real chart judges a fleet, in pieces whose platform
-    renders are made ahead, many clusters to a helm process (``chart_check.prefetch``)."""
-    chart = options.chart
-    if chart is None or chart.mode != "helm" or chart.helm is None or len(paths) < 2:
-        yield paths
+def _serial(paths: list[Path], options: Options, keep: Keep | None) -> Iterator[ClusterRun]:
+    if _helm(options) is None:
+        yield from (run_cluster(p, options, keep) for p in batch.clusters(paths))  # the collector paused between
         return
-    from renderer.effective.chart_check import MEMO_SIZE, prefetch
-
-    for start in range(0, len(paths), MEMO_SIZE):
-        chunk = paths[start:start + MEMO_SIZE]
-        emitted = []
-        for cluster_path in batch.clusters(chunk):
-            try:
-                refuse_tree(cluster_path)
-                overlay = load_overlay(cluster_path, options.root, extra_vars=options.extra_vars)
-                emitted.append(emit(resolve(overlay, _variants(options))))
-            except RenderError:
-                continue  # refused before a chart render: run_cluster reports it
-        prefetch(chart.helm, emitted, options.jobs)
-        del emitted
-        yield chunk
+    for chunk in _chunks(paths, options):
+        yield from run_chunk(chunk, options, keep)
 
 
-def run_cluster(path: Path, options: Options, keep: Keep | None = None) -> ClusterRun:
+def _helm(options: Options) -> str | None:
+    chart = options.chart
+    return chart.helm if chart is not None and chart.mode == "helm" else None
+
+
+def _chunks(paths: list[Path], options: Options, size: int = 1) -> list[list[Path]]:
+    """``paths`` in pieces of ``size``; with the real chart, of at least a helm batch."""
+    if _helm(options) is not None:
+        from renderer.effective.helm import BATCH
+
+        size = max(size, BATCH)
+    return [paths[i:i + size] for i in range(0, len(paths), size)]
+
+
+def run_chunk(paths: list[Path], options: Options, keep: Keep | None = None) -> list[ClusterRun]:
+    """``run_cluster`` over ``paths``, in order. When the real chart judges them (``--chart helm``),
+    every cluster is emitted first, then their platform charts are rendered in one go, many clusters to
+    a helm process (``chart_check.prefetch``), then each is checked: no cluster is rendered twice."""
+    helm = _helm(options)
+    if helm is None or len(paths) < 2:
+        return [run_cluster(p, options, keep) for p in batch.clusters(paths)]
+    from renderer.effective.chart_check import prefetch
+
+    staged: list[RenderResult | RenderError] = []
+    for cluster_path in batch.clusters(paths):  # the collector paused between
+        try:
+            staged.append(_emitted(cluster_path, options))
+        except RenderError as exc:
+            staged.append(exc)  # refused before a chart render: reported below
+    prefetch(helm, [r for r in staged if not isinstance(r, RenderError)])
+    return [run_cluster(p, options, keep, r) for p, r in batch.clusters(zip(paths, staged, strict=True))]
+
+
+def run_cluster(path: Path, options: Options, keep: Keep | None = None,
+                emitted: RenderResult | RenderError | None = None) -> ClusterRun:
     try:
-        result = render_unrefused(path, options)
+        if isinstance(emitted, RenderError):
+            raise emitted
+        result = emitted if emitted is not None else _emitted(path, options)
+        check_stage(result, options)
     except RenderError as exc:
         return ClusterRun(path, path.name, None, sorted_findings(exc.findings), exc.exit_code)
     if keep is None:
@@ -198,7 +221,7 @@ _WORK: tuple[Options, Keep | None] | None = None  # set in the parent before the
 def _work(paths: list[Path]) -> list[ClusterRun]:
     assert _WORK is not None
     options, keep = _WORK
-    return [run_cluster(p, options, keep) for p in batch.clusters(paths)]
+    return run_chunk(paths, options, keep)
 
 
 def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int) -> Iterator[ClusterRun]:
@@ -208,9 +231,8 @@ def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int)
     global _WORK
     _WORK = (options, keep)
     # Chunks of at most 16 clusters, and at least 8 per worker: few round trips, and the last chunk leaves
-    # a worker idle for a few dozen milliseconds at most.
-    size = max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    # a worker idle for a few dozen milliseconds at most (with the real chart, a helm batch at least).
+    chunks = _chunks(paths, options, max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1)))
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             for done in pool.imap(_work, chunks):
@@ -242,11 +264,16 @@ def default_jobs() -> int:
 
 def render_unrefused(path: Path, options: Options) -> RenderResult:
     """Every stage for one cluster; input errors raise, findings are kept on the result."""
-    refuse_tree(path)
-    overlay = load_overlay(path, options.root, extra_vars=options.extra_vars)
-    result = emit(resolve(overlay, _variants(options)))
+    result = _emitted(path, options)
     check_stage(result, options)
     return result
+
+
+def _emitted(path: Path, options: Options) -> RenderResult:
+    """Load, resolve and emit (every stage before the check); input errors raise."""
+    refuse_tree(path)
+    overlay = load_overlay(path, options.root, extra_vars=options.extra_vars)
+    return emit(resolve(overlay, _variants(options)))
 
 
 def check_stage(result: RenderResult, options: Options) -> None:

@@ -165,6 +165,8 @@ class EffectiveRequest(NamedTuple):
     platform_chart: Path | None = None
     variants: Path | None = None
     root: Path | None = None
+    all_clusters: bool = False  # PATH is a tree: what a loop over its clusters prints
+    jobs: int = 0  # helm processes side by side with --all (0: the cores available)
 
 
 def cache_fields(request: NamedTuple) -> list[str]:

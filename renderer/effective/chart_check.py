@@ -162,6 +162,6 @@ def prefetch(helm: str, results: list[Any], parallel: int = 1) -> None:
         if key not in _memo:
             wanted.setdefault(str(folder), {})[key] = (variant, values)
     for chart, inputs in wanted.items():
-        renders = render_platform_many(helm, Path(chart), list(inputs.values()), parallel)
+        renders = render_platform_many(helm, Path(chart), list(inputs.values()), parallel, shared=True)
         for key, rendered in zip(list(inputs), renders, strict=True):
             _remember(key, rendered)

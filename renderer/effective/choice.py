@@ -9,8 +9,6 @@ command names the choice (``ChartChoice.describe``), so an answer never silently
 
 from __future__ import annotations
 
-import os
-import subprocess
 from typing import NamedTuple
 
 from renderer.errors import fail
@@ -58,15 +56,27 @@ def choose(mode: str = DEFAULT_MODE, helm: str | None = None) -> ChartChoice:
 
 
 def _version(binary: str) -> str:
-    """``helm version --short`` (v3.17.2+gcc0...); anything else means the binary is not a usable helm,
-    which is PLT-HELM, never a chart failure blamed on the overlay."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
-    try:
-        done = subprocess.run([binary, "version", "--short"], capture_output=True, text=True, timeout=20,
-                              env=env, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise fail("PLT-HELM", f"--helm {binary} cannot run: {exc}") from None
+    return helm_version(binary)
+
+
+def helm_version(binary: str) -> str:
+    """``helm version --short`` (v3.17.2+gcc0...), run under helm's bounds (``renderer.effective.helm``);
+    anything else means the binary is not a usable helm, which is PLT-HELM, never a chart failure blamed
+    on the overlay."""
+    import tempfile
+    from pathlib import Path
+
+    from renderer.effective.helm import _GO_CRASH, DATA_BYTES, Bounds, HelmFailure, helm_failure, run_bounded
+
+    limits = Bounds(3, 20, DATA_BYTES, 2**20)
+    with tempfile.TemporaryDirectory(prefix="cozy-render-helm-") as home:
+        try:
+            done = run_bounded([binary, "version", "--short"], Path(home), limits, answer_only=False)
+        except HelmFailure as exc:
+            raise fail("PLT-HELM", f"--helm {binary} cannot run as helm: {exc.message}") from None
     said = done.stdout.strip()
+    if done.returncode != 0 and _GO_CRASH.search(done.stderr):  # a Go program that died: helm, or not
+        raise fail("PLT-HELM", f"{binary} cannot run: {helm_failure(binary, done.returncode, done.stderr, limits)}")
     if done.returncode != 0 or (not said.startswith("v3.") and not said.startswith("v4.")):
         first = (said or done.stderr.strip()).splitlines()[:1]
         raise fail("PLT-HELM", f"{binary} is not helm 3 or 4 (`helm version --short` said "

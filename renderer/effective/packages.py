@@ -70,9 +70,20 @@ def ssa_merge(base: Any, over: Any) -> Any:
     return over
 
 
-def effective_set(result: Any, helm: str, chart: Path, version: str) -> EffectiveSet:
+def effective_set(result: Any, helm: str, chart: Path, version: str,
+                  rendered: ChartRender | None = None) -> EffectiveSet:
+    """The effective set of ``result`` from ``rendered`` (rendered here when not given: helm's own
+    failure is then PLT-HELM at the chart's Chart.yaml)."""
     variant, values, platform = platform_inputs(result)
-    rendered = render_platform(helm, chart, variant, values)
+    if rendered is None:
+        from renderer.effective.helm import HelmFailure
+
+        try:
+            rendered = render_platform(helm, chart, variant, values)
+        except HelmFailure as exc:
+            from renderer.errors import Location, fail
+
+            raise fail("PLT-HELM", exc.message, Location(str(chart / "Chart.yaml"), 1, 1)) from None
     if rendered.failure is not None:
         where = platform.source if platform is not None else None
         raise RenderError([Finding("PLT-CHART", f"the platform chart {version} fails "

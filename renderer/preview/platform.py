@@ -13,7 +13,8 @@ make it add, drop or change one (reference (b); ``renderer.effective``). For eac
   component values it can decide offline; reported as a prediction.
 
 One ``helm template`` per distinct (chart, variant, values): a fleet sharing its platform values
-renders the chart once. A cluster whose platform Package and own Packages are the same on both
+renders the chart once, and the review renders a chunk of clusters' charts ahead many to a helm
+process (``Reactor.prepare``). A cluster whose platform Package and own Packages are the same on both
 sides gets the same effective set, so it is not rendered at all.
 """
 
@@ -108,12 +109,48 @@ class Reactor:
                 changes.append(change)
         return PlatformDelta(self.source, changes, before.failure, after.failure)
 
+    def prepare(self, pairs: list[tuple[Any | None, Any | None]]) -> None:
+        """Render ahead, many clusters to a helm process (``render_platform_many``), the charts that
+        ``delta`` will ask for on these (base, head) results: the same renders, so the same answers and
+        the same ``helm_runs`` (tests/preview/test_platform_batch.py)."""
+        if self.helm is None:
+            return
+        from renderer.effective.helm import HelmFailure, render_platform_many
+
+        wanted: dict[Path, dict[tuple[str, str, str], tuple[str, Any]]] = {}
+        for base, head in pairs:
+            if base is None and head is None:
+                continue
+            if base is not None and head is not None and _package_inputs(base) == _package_inputs(head):
+                continue  # delta decides without the chart
+            for result in (base, head):
+                if result is None:
+                    continue
+                try:
+                    chart, key, inputs = self._input(result)
+                except RenderError:
+                    continue  # effective() reports it for this side
+                if key not in self._charts:
+                    wanted.setdefault(chart, {})[key] = inputs
+        from renderer.pipeline import default_jobs
+
+        for chart, items in wanted.items():
+            try:  # both sides of a chunk: a few batches, side by side on the cores available
+                renders = render_platform_many(self.helm, chart, list(items.values()), default_jobs())
+            except HelmFailure as exc:
+                raise _helm_failure(chart, exc) from None
+            for key, rendered in zip(items, renders, strict=True):
+                self._charts[key] = rendered
+                self.helm_runs += 1
+
     def effective(self, result: Any) -> SideSet:
         from renderer.effective.helm import ChartRender
 
         try:
             rendered = self._chart(result) if self.helm is not None else self._model(result)
         except RenderError as exc:
+            if any(f.code == "PLT-HELM" for f in exc.findings):
+                raise  # helm's own failure is never the chart's answer for a side
             return SideSet({}, "; ".join(f.message for f in exc.findings))
         if rendered.failure is not None:
             return SideSet({}, f"the platform chart fails ({rendered.failure.where}): {rendered.failure.message}")
@@ -122,8 +159,8 @@ class Reactor:
 
         return SideSet({p.name: (p.origin, p.obj) for p in combine(rendered, result)}, None)
 
-    def _chart(self, result: Any) -> Any:
-        from renderer.effective.helm import render_platform
+    def _input(self, result: Any) -> tuple[Path, tuple[str, str, str], tuple[str, Any]]:
+        """(chart folder, memo key, (variant, values)) of a side's platform release."""
         from renderer.effective.packages import platform_inputs
         from renderer.errors import fail
         from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
@@ -134,10 +171,18 @@ class Reactor:
                        f"{', '.join(shipped_versions())}); pass --platform-chart DIR")
         chart = chart_dir(version, self.platform_chart)
         variant, values, _ = platform_inputs(result)
-        key = (str(chart), variant, json.dumps(values, sort_keys=True, default=str))
+        return chart, (str(chart), variant, json.dumps(values, sort_keys=True, default=str)), (variant, values)
+
+    def _chart(self, result: Any) -> Any:
+        from renderer.effective.helm import HelmFailure, render_platform
+
+        chart, key, (variant, values) = self._input(result)
         if key not in self._charts:
             assert self.helm is not None
-            self._charts[key] = render_platform(self.helm, chart, variant, values)
+            try:
+                self._charts[key] = render_platform(self.helm, chart, variant, values)
+            except HelmFailure as exc:
+                raise _helm_failure(chart, exc) from None
             self.helm_runs += 1
         return self._charts[key]
 
@@ -166,6 +211,13 @@ class Reactor:
             documents.append({"apiVersion": PACKAGE_API, "kind": "Package", "metadata": {"name": name},
                               "spec": spec})
         return ChartRender(documents, None)
+
+
+def _helm_failure(chart: Path, exc: Any) -> RenderError:
+    """helm's own failure (a limit, a crash): PLT-HELM at the chart, never a side's chart failure."""
+    from renderer.errors import Location, fail
+
+    return fail("PLT-HELM", exc.message, Location(str(chart / "Chart.yaml"), 1, 1))
 
 
 def _variant(obj: dict[str, Any]) -> str:

@@ -84,6 +84,11 @@ class Options(NamedTuple):
     select: bool
 
 
+# Clusters compared at a time: their platform charts are rendered ahead in one helm process
+# (renderer.effective.helm.BATCH), and their two renders are held until then.
+COMPARE_CHUNK = 40
+
+
 def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review:
     base_clusters = _clusters(base, options)
     head_clusters = _clusters(head, options)
@@ -94,22 +99,33 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review
     changed = changed_paths(base, head)
     variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
     counts = Counter[str]()
-    reviews = []
     reaches: dict[str, set[str]] = {}
     from renderer import batch
+
+    # The clusters to compare are compared a chunk at a time, after their charts are rendered ahead
+    # many to a helm process (Reactor.prepare); the chunk keeps each review in its place.
+    slots: list[ClusterReview | None] = []
+    pending: list[tuple[int, str, Rendered | None, Rendered | None, list[str]]] = []
+
+    def compare_pending() -> None:
+        reactor.prepare([(b.result if b else None, a.result if a else None) for _, _, b, a, _ in pending
+                         if not (b is not None and b.failed) and not (a is not None and a.failed)])
+        for index, name, before, after, mine in pending:
+            slots[index] = _compare(name, before, after, options, reactor, mine)
+        pending.clear()
 
     for name in batch.clusters(sorted(set(base_clusters) | set(head_clusters))):  # the collector paused between
         at_base, at_head = base_clusters.get(name), head_clusters.get(name)
         reads: list[str] = []
         if at_base is not None and at_head is not None and options.select and not variants_changed:
             if not changed:
-                reviews.append(_unchanged(name))
+                slots.append(_unchanged(name))
                 continue
             if not _layers(base, at_base, options) & changed:
                 counts["probed"] += 1
                 reads = _inputs(base, at_base, options)
                 if reads and not set(reads) & changed:
-                    reviews.append(_unchanged(name))
+                    slots.append(_unchanged(name))
                     continue
         before = _render(base, at_base, options) if at_base is not None else None
         after = _render(head, at_head, options) if at_head is not None else None
@@ -120,7 +136,12 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review
         mine = sorted(touched & changed)
         for path in mine if at_head is not None else []:  # a removed cluster is reached by nothing
             reaches.setdefault(path, set()).add(name)
-        reviews.append(_compare(name, before, after, options, reactor, mine))
+        slots.append(None)
+        pending.append((len(slots) - 1, name, before, after, mine))
+        if len(pending) >= COMPARE_CHUNK:
+            compare_pending()
+    compare_pending()
+    reviews = [r for r in slots if r is not None]
     return Review(base, head, reviews, {p: sorted(c) for p, c in sorted(reaches.items())}, counts["base"],
                   counts["head"], counts["probed"], reactor.source, reactor.helm_runs)
 

@@ -1,0 +1,75 @@
+"""Issue 24 item 3: ``effective --all`` prints what a loop running ``effective CLUSTER`` over the
+clusters prints (stdout byte for byte, stderr line for line, the worst exit code), while rendering the
+charts many clusters to a helm process."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import OVERLAYS, REPO
+
+
+@pytest.fixture(scope="module")
+def helm() -> str:
+    found = shutil.which("helm") or shutil.which("helm", path=str(REPO / ".ci" / "bin"))
+    if not found:
+        pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests)")
+    return found
+
+
+def _cozy(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "renderer", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The samples, one cluster the renderer refuses, and one the chart fails on (main only)."""
+    root = tmp_path_factory.mktemp("effective-all") / "tree"
+    shutil.copytree(OVERLAYS, root)
+    (root / ".git").mkdir()
+    broken = root / "clusters" / "broken-01"
+    broken.mkdir()
+    (broken / "cluster.yaml").write_text("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\n"
+                                         "metadata: {name: broken-01}\nhost: {os: nope}\n")
+    chart_fails = root / "clusters" / "chart-fails-01"
+    chart_fails.mkdir()
+    (chart_fails / "cluster.yaml").write_text(
+        "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: chart-fails-01}\n"
+        "host: {os: apt}\nplatform: {variant: isp-full, version: main-3c780ac}\n"
+        "packages:\n  cozystack.cozystack-platform:\n    values: {networking: {encryption: true}}\n")
+    return root
+
+
+_LOOPS: dict[str, list[subprocess.CompletedProcess[str]]] = {}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: two forked workers, one helm batch each
+@pytest.mark.parametrize("fmt", ["yaml", "json", "table"])
+def test_effective_all_is_the_loop_over_clusters(helm: str, tree: Path, fmt: str, jobs: str) -> None:
+    together = _cozy(["effective", ".", "--all", "-o", fmt, "--helm", helm, "--jobs", jobs], tree)
+    if fmt not in _LOOPS:
+        _LOOPS[fmt] = [_cozy(["effective", f"clusters/{c.name}", "-o", fmt, "--helm", helm], tree)
+                       for c in sorted((tree / "clusters").iterdir()) if (c / "cluster.yaml").is_file()]
+    loop = _LOOPS[fmt]
+    assert together.stdout == "".join(run.stdout for run in loop)
+    assert together.stderr == "".join(run.stderr for run in loop)
+    assert together.returncode == max(run.returncode for run in loop) == 3
+    assert "Traceback" not in together.stderr and together.stdout
+
+
+def test_effective_all_renders_the_charts_in_a_few_helm_processes(helm: str, tree: Path, tmp_path: Path) -> None:
+    log = tmp_path / "helm.log"
+    logging_helm = tmp_path / "helm"
+    logging_helm.write_text(f"#!/bin/sh\necho \"$1\" >> {log}\nexec {helm} \"$@\"\n")
+    logging_helm.chmod(0o755)
+    done = _cozy(["effective", ".", "--all", "-o", "json", "--helm", str(logging_helm), "--jobs", "1"], tree)
+    assert done.returncode == 3
+    runs = log.read_text().split()
+    # one umbrella per chart version, plus the chart-failing cluster rendered again on its own
+    assert runs.count("version") == 1 and runs.count("template") <= 3
