@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_fleet
+import targets
 from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
@@ -123,8 +124,8 @@ def main() -> int:
             for name, label in (("helm, batched", "check --all, helm batched"),
                                 ("effective --all (helm)", "effective --all")):
                 ratio = median[name] / median["model"]
-                notes.append(f"- {size:,} clusters: {label} / check --all with the model **{ratio:.2f}x** "
-                             "(target <= 3x)" + ("" if ratio <= 3 else " **MISSED**"))
+                notes.append(targets.line(f"{size:,} clusters: {label} / check --all with the model", ratio, "<=", 3,
+                                          "x"))
             if args.no_preview:
                 continue
             repo = Path(scratch) / f"repo-{size}"
@@ -140,8 +141,8 @@ def main() -> int:
             rows.append(f"| {size:,} | diff --base --head, model (no helm) | {model_s:.2f} | - |")
             rows.append(f"| {size:,} | diff --base --head, helm | {helm_s:.2f} | {helm_s / model_s:.2f}x of the "
                         "model preview |")
-            notes.append(f"- {size:,} clusters: the preview with helm / without **{helm_s / model_s:.2f}x** "
-                         "(target <= 3x)" + ("" if helm_s / model_s <= 3 else " **MISSED**"))
+            notes.append(targets.line(f"{size:,} clusters: the preview with helm / without", helm_s / model_s, "<=",
+                                      3, "x"))
     version = subprocess.run([args.helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
     text = "\n".join([SECTION, "", f"helm {version}; fleets from bench/gen_fleet.py; median of {args.runs} "
                       "interleaved runs, whole processes, `--jobs` at its default (the cores available). "

@@ -45,3 +45,9 @@ def test_bounds_are_inclusive_or_strict_as_written() -> None:
     assert targets.met(20.0, ">=", 20) and not targets.met(20.0, ">", 20)
     assert "**MISSED**" in targets.line("torn cache entries", 1, "<=", 0, digits=0)
 
+
+
+def test_every_bench_that_states_a_target_states_it_through_targets_line() -> None:
+    """A hand-written "(target ...)" bullet would escape the summary at the top of RESULTS.md."""
+    offenders = [p.name for p in sorted(BENCH.glob("bench_*.py")) if "(target " in p.read_text()]
+    assert offenders == []
