@@ -39,6 +39,7 @@ from gen_fleet import generate, sample_shapes
 from results import write_section
 
 SECTION = "## Fleet: `render --all --out` and `check --all` vs kustomize per cluster"
+TARGET_FLEET = 1000  # the fleet size the throughput target is set for (issue 24)
 TARGET_RATIO = 20.0
 TARGET_GROWTH = 11.0
 TARGET_PEAK_MIB = 150.0
@@ -160,10 +161,13 @@ def run(python: Path, args: argparse.Namespace, work: Path) -> str:
             command = "render --all --out" if name == "render" else "check --all"
             if isinstance(k, float):
                 ratio = k * n / t
-                missed |= ratio < TARGET_RATIO
-                lines.append(targets.line(f"{n:,} clusters, {command}, throughput / kubectl kustomize per cluster",
-                                          ratio, ">=", TARGET_RATIO, "x", digits=1,
-                                          note=f"{t / n / bare:.2f} bare interpreter starts per cluster"))
+                label = f"{n:,} clusters, {command}, throughput / kubectl kustomize per cluster"
+                starts = f"{t / n / bare:.2f} bare interpreter starts per cluster"
+                if n >= TARGET_FLEET:
+                    missed |= ratio < TARGET_RATIO
+                    lines.append(targets.line(label, ratio, ">=", TARGET_RATIO, "x", digits=1, note=starts))
+                else:  # the target is a fleet's (issue 24: 1,000 clusters); a small one pays the start-up more
+                    lines.append(f"- {label}: {ratio:.1f}x; {starts}")
             else:
                 lines.append(f"- {n:,} clusters, {command}: kubectl kustomize baseline not measured (kubectl is not "
                              f"on PATH); {t / n / bare:.2f} bare interpreter starts per cluster.")
