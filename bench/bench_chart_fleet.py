@@ -88,6 +88,18 @@ def preview_repo(repo: Path, size: int) -> None:
     git("tag", "edit")
 
 
+TARGET_FLEET = 1000  # issue 24: the chart's cost on a fleet of 1,000 clusters, within 3x the model's
+TARGET_RATIO = 3.0
+
+
+def _ratio(label: str, ratio: float, size: int) -> str:
+    """The target line at the fleet size the target is set for; a plain figure for a smaller fleet, where
+    helm's fixed start (a chart loaded per process) weighs more."""
+    if size >= TARGET_FLEET:
+        return targets.line(label, ratio, "<=", TARGET_RATIO, "x")
+    return f"- {label}: {ratio:.2f}x"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -124,8 +136,7 @@ def main() -> int:
             for name, label in (("helm, batched", "check --all, helm batched"),
                                 ("effective --all (helm)", "effective --all")):
                 ratio = median[name] / median["model"]
-                notes.append(targets.line(f"{size:,} clusters: {label} / check --all with the model", ratio, "<=", 3,
-                                          "x"))
+                notes.append(_ratio(f"{size:,} clusters: {label} / check --all with the model", ratio, size))
             if args.no_preview:
                 continue
             repo = Path(scratch) / f"repo-{size}"
@@ -141,8 +152,7 @@ def main() -> int:
             rows.append(f"| {size:,} | diff --base --head, model (no helm) | {model_s:.2f} | - |")
             rows.append(f"| {size:,} | diff --base --head, helm | {helm_s:.2f} | {helm_s / model_s:.2f}x of the "
                         "model preview |")
-            notes.append(targets.line(f"{size:,} clusters: the preview with helm / without", helm_s / model_s, "<=",
-                                      3, "x"))
+            notes.append(_ratio(f"{size:,} clusters: the preview with helm / without", helm_s / model_s, size))
     version = subprocess.run([args.helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
     text = "\n".join([SECTION, "", f"helm {version}; fleets from bench/gen_fleet.py; median of {args.runs} "
                       "interleaved runs, whole processes, `--jobs` at its default (the cores available). "

@@ -96,7 +96,7 @@ def main() -> None:
         python = proc.build_venv(Path(scratch) / "venv")
         if not proc.has_bytecode(python):
             sys.exit("the benchmark venv has no .pyc files; refusing to measure the compiler")
-        startup = bench_startup.run(python, argparse.Namespace(runs=5 if args.quick else 15))
+        startup = bench_startup.run(python, argparse.Namespace(runs=5 if args.quick else 15, compare=None))
         print(startup, flush=True)
         fleet_args = argparse.Namespace(runs=2 if args.quick else 5, sizes=[100, 300] if args.quick else [100, 1000])
         fleet = bench_fleet.run(python, fleet_args, Path(scratch))
