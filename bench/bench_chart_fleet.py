@@ -100,6 +100,47 @@ def _ratio(label: str, ratio: float, size: int) -> str:
     return f"- {label}: {ratio:.2f}x"
 
 
+# A stand-in for helm that runs the real one and records the CPU seconds it (and its children) used.
+HELM_CPU_WRAPPER = """import resource, subprocess, sys
+code = subprocess.call([{helm!r}, *sys.argv[1:]])
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open({log!r}, "a") as log:
+    log.write(f"{{usage.ru_utime + usage.ru_stime}}\\n")
+sys.exit(code)
+"""
+
+
+def cpu_seconds(cmd: list[str], cwd: Path) -> float:
+    """User + system CPU seconds of ``cmd`` and every process it waited for (helm included)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, cwd=cwd, capture_output=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def floor(python: str, helm: str, tree: Path, size: int, scratch: Path) -> list[str]:
+    """What helm alone costs against the model's whole check, in CPU seconds (one worker, so nothing
+    overlaps): whatever cozy-render shares, each cluster's chart is still one helm render, so
+    1 + helm / model is the least ``check --all --chart helm`` can cost against ``--chart model``."""
+    log = scratch / "helm-cpu.log"
+    wrapper = scratch / "helm-cpu"
+    wrapper.write_text(f"#!{python}\n" + HELM_CPU_WRAPPER.format(helm=helm, log=str(log)))
+    wrapper.chmod(0o755)
+    base = [python, "-m", "renderer", "check", ".", "--all", "-o", "json", "--jobs", "1"]
+    model = cpu_seconds([*base, "--chart", "model"], tree)
+    whole = cpu_seconds([*base, "--chart", "helm", "--helm", str(wrapper)], tree)
+    helm_cpu = sum(float(line) for line in log.read_text().split())
+    return [f"- The floor, measured at {size:,} clusters in CPU seconds with one worker: helm's own processes "
+            f"use {helm_cpu:.2f} s ({helm_cpu / size * 1000:.1f} ms per cluster, in {len(log.read_text().split())} "
+            f"helm runs), the model's whole `check --all` {model:.2f} s ({model / size * 1000:.1f} ms per cluster), "
+            f"and `check --all --chart helm` {whole:.2f} s. Each cluster's chart is one helm render whatever is "
+            f"shared around it, so the ratio cannot go below 1 + helm / model = **{1 + helm_cpu / model:.2f}x**; "
+            f"cozy-render's own work around helm (values in, documents out) adds "
+            f"{(whole - model - helm_cpu) / size * 1000:.1f} ms per cluster."]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -137,6 +178,8 @@ def main() -> int:
                                 ("effective --all (helm)", "effective --all")):
                 ratio = median[name] / median["model"]
                 notes.append(_ratio(f"{size:,} clusters: {label} / check --all with the model", ratio, size))
+            if size == max(args.sizes):
+                notes += floor(python, args.helm, tree, size, Path(scratch))
             if args.no_preview:
                 continue
             repo = Path(scratch) / f"repo-{size}"

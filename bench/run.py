@@ -28,8 +28,9 @@ RESULTS.md is rewritten whole: a header with the machine, the time, the commit a
 **MISSED**, then one section per bench (each script can also replace just its own section with
 ``--write``). Timings on a shared machine are noisy: compare ratios from one run.
 
-Usage: python bench/run.py [--quick]   (--quick: fewer runs and a 300-cluster fleet, for a smoke test;
-its figures are not written; the summary of targets is still printed)
+Usage: python bench/run.py [--quick | --summary]   (--quick: fewer runs and a 300-cluster fleet, for a smoke test;
+its figures are not written; the summary of targets is still printed; --summary: rebuild the Targets
+section from RESULTS.md after one bench rewrote its own section)
 """
 
 from __future__ import annotations
@@ -87,10 +88,27 @@ def _title(section: str) -> str:
     return first.removeprefix("## ").split(":")[0].strip() or "?"
 
 
+def resummarise(results: str) -> str:
+    """RESULTS.md with its Targets section made anew from the bench sections that follow it."""
+    import re
+
+    parts = re.split(r"(?m)^(?=## )", results)
+    head, sections = parts[0], [p for p in parts[1:] if not p.startswith("## Targets")]
+    summary = targets.summary([(_title(part), part) for part in sections])
+    return "\n".join(part.rstrip() + "\n" for part in (head, summary, *sections))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smoke test: fewer runs, nothing written")
+    parser.add_argument("--summary", action="store_true",
+                        help="measure nothing: rebuild the Targets section from RESULTS.md's sections (after a "
+                             "bench rewrote its own section with --write)")
     args = parser.parse_args()
+    if args.summary:
+        RESULTS.write_text(resummarise(RESULTS.read_text()))
+        print(f"rewrote the Targets section of {RESULTS}")
+        return
     started = time.time()
     with tempfile.TemporaryDirectory() as scratch:
         python = proc.build_venv(Path(scratch) / "venv")

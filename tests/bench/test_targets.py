@@ -51,3 +51,23 @@ def test_every_bench_that_states_a_target_states_it_through_targets_line() -> No
     """A hand-written "(target ...)" bullet would escape the summary at the top of RESULTS.md."""
     offenders = [p.name for p in sorted(BENCH.glob("bench_*.py")) if "(target " in p.read_text()]
     assert offenders == []
+
+
+def test_run_summary_is_rebuilt_from_the_sections_after_one_bench_rewrote_its_own() -> None:
+    targets = _targets()
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
+        assert spec and spec.loader
+        run = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(run)
+    finally:
+        sys.path.remove(str(BENCH))
+    stale = "\n".join(["# Benchmark results", "", "## Targets: 1 of 1 met", "", "| old |", "",
+                       "## Start-up: cold render", "", targets.line("hit / kustomize", 0.7, "<=", 0.5, "x"), "",
+                       "## Fleet: render --all", "", targets.line("1,000 clusters", 22.0, ">=", 20, "x", digits=1)])
+    fresh = run.resummarise(stale)
+    assert fresh.startswith("# Benchmark results\n\n## Targets: 1 of 2 met; **1 MISSED**")
+    assert "| Start-up | hit / kustomize | 0.70x | <= 0.5x | **MISSED** |" in fresh
+    assert "| old |" not in fresh and fresh.count("## Targets") == 1
+    assert fresh.index("## Start-up") < fresh.index("## Fleet")
