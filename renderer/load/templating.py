@@ -344,7 +344,10 @@ def render_string(source: str, context: dict[str, Any]) -> str:
         raise TemplateProblem(f"template refused by the sandbox: {exc}") from None
     except TemplateError as exc:
         raise TemplateProblem(f"template error: {exc.message or exc}") from None
-    except MemoryError:
+    except (MemoryError, SystemError):
+        # Under the address-space cap an allocation can also fail inside C code that then reports no
+        # exception of its own (CPython's compiler, compiling a module first imported during the render,
+        # raises "SystemError: ... returned NULL without setting an exception"): the same exhaustion.
         raise TemplateProblem(f"template refused: it needs more than {limits.TEMPLATE_MEMORY_BYTES // 2**20} MiB "
                               "of memory") from None
     except (ArithmeticError, TypeError, ValueError, OverflowError, RecursionError, LookupError) as exc:

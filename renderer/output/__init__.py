@@ -402,11 +402,25 @@ def _remove_vanished(out: Path, written: set[str]) -> None:
             _remove_folder(vanished)
 
 
+# node-config writes its files at most a folder or two below --out (a node's folder, its kustomization).
+_GENERATED_DEPTH = 4
+
+
 def is_generated_tree(folder: Path) -> bool:
     """A node-config folder from before the mark: only regular files, each starting with our header."""
-    try:
-        entries = list(folder.rglob("*"))
-    except (OSError, RecursionError):  # a folder nested past the recursion limit is no node-config output
+    entries: list[Path] = []
+    pending = [(folder, 0)]
+    try:  # a loop, not rglob: a folder nested past the recursion limit must not abandon open listings
+        while pending:
+            here, depth = pending.pop()
+            if depth > _GENERATED_DEPTH:
+                return False  # node-config never wrote this deep: someone else's tree
+            with os.scandir(here) as listing:
+                for item in listing:
+                    entries.append(Path(item.path))
+                    if item.is_dir(follow_symlinks=False):
+                        pending.append((Path(item.path), depth + 1))
+    except OSError:
         return False
     for entry in entries:
         if entry.is_symlink():
@@ -485,12 +499,12 @@ def _replace_folder(target: Path, files: dict[str, str], mark: tuple[str, str], 
             _write_file(path, content)
         _swap(Path(staging), target)
     except BaseException:
-        _rmtree(staging)  # the new tree: the swap did not happen
+        _remove(staging)  # the new tree: the swap did not happen
         raise
     if doomed is not None:
         doomed.append(staging)  # the old tree, after the swap (or nothing, when there was none)
     else:
-        _rmtree(staging)  # the old tree, after the swap
+        _remove(staging)  # the old tree, after the swap
 
 
 def _write_file(path: str, content: str) -> None:
@@ -543,8 +557,24 @@ class _Remover:
 
 
 def _remove(folder: str) -> None:
-    if os.path.lexists(folder):
-        _rmtree(folder)
+    """Remove a staging folder so that a kill part-way leaves it marked: everything but its mark first,
+    the mark last. ``_clean_stale`` deletes a marked staging folder on the next run but never an
+    unmarked one (it may be a user's), so a tree cut short with its mark gone would stay for ever."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    marks = {MARK, NODE_MARK, SCHEMAS_MARK}
+    for name in sorted(names, key=lambda n: n in marks):  # the marks last
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            _rmtree(path)
+        else:
+            try:  # noqa: SIM105 - one call, no context manager needed
+                os.unlink(path)
+            except OSError:
+                pass
+    _rmtree(folder)
 
 
 def _remove_folder(folder: Path) -> None:

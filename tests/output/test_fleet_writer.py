@@ -56,3 +56,31 @@ def test_a_fleet_rewrite_leaves_only_the_cluster_folders(tmp_path: Path) -> None
     assert sorted(p.name for p in out.iterdir()) == ["c0", "c1", "c2", "c3"]  # c4 vanished, no staging left
     assert (out / "c2" / "b.yaml").read_text() == "2-B.YAML\n"
     assert sorted(p.name for p in (out / "c2").iterdir()) == [output.MARK, "a.yaml", "b.yaml", "kustomization.yaml"]
+
+
+def test_a_removal_cut_short_leaves_the_mark_so_the_next_run_deletes_the_rest(tmp_path: Path, monkeypatch) -> None:
+    """A kill while the remover deletes an old tree (issue 25 item 12): whatever is left still carries
+    the mark, so the next run's stale-staging sweep deletes it instead of leaving it for ever."""
+    import pytest
+
+    staging = tmp_path / ".c1.cozy-staging-123-abcdefgh"
+    (staging / "sub").mkdir(parents=True)
+    (staging / "sub" / "x.yaml").write_text("x")
+    (staging / "a.yaml").write_text("a")
+    (staging / "z.yaml").write_text("z")
+    (staging / output.MARK).write_text(output.MARK_TEXT)
+    real_unlink, calls = os.unlink, []
+
+    def killed_after_one(path: str) -> None:
+        calls.append(path)
+        if len(calls) > 1:
+            raise KeyboardInterrupt  # stands in for the kill: nothing after it runs
+        real_unlink(path)
+
+    monkeypatch.setattr(os, "unlink", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        output._remove(str(staging))
+    monkeypatch.undo()
+    assert (staging / output.MARK).is_file(), "the mark went first: the rest would be litter for ever"
+    output._clean_stale(tmp_path)
+    assert not staging.exists()
