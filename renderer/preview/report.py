@@ -34,11 +34,11 @@ A finding is ``{"code", "severity", "message", "file", "line", "column"}`` (as `
 from __future__ import annotations
 
 import difflib
-import os
 import shlex
 from typing import Any, TextIO
 
 from renderer.diff.compare import CHANGE, CREATE, ORPHANED, STATUS_TEXT, UNCHANGED, ref
+from renderer.diff.report import use_colour  # noqa: F401 - the preview's --color is diff's (renderer.preview uses it)
 from renderer.errors import Finding
 from renderer.preview.objects import ObjectChange, counts
 from renderer.preview.platform import ADDED, CHANGED, REMOVED, PlatformDelta
@@ -49,15 +49,6 @@ _STATUS_COLOUR = {CREATE: GREEN, CHANGE: YELLOW, ORPHANED: RED, UNCHANGED: ""}
 _CLUSTER_COLOUR = {"added": GREEN, "changed": YELLOW, "removed": RED, "unchanged": ""}
 WIDTH = max(len(STATUS_TEXT[s]) for s in (CREATE, CHANGE, UNCHANGED, ORPHANED))
 COMMENT_MARKER = "<!-- cozy-render-diff -->"  # the CI recipes find (and update) their comment by it
-
-
-def use_colour(choice: str, stream: TextIO) -> bool:
-    """--color auto: only on a terminal and without NO_COLOR (https://no-color.org); always/never win."""
-    if choice == "always":
-        return True
-    if choice == "never":
-        return False
-    return not os.environ.get("NO_COLOR") and stream.isatty()
 
 
 def rerun_command(request: Any) -> str:

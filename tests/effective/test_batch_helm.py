@@ -12,15 +12,7 @@ from renderer.effective import helm as helm_module
 from renderer.effective.packages import platform_inputs
 from renderer.pipeline import render
 from renderer.platform_chart import chart_dir, shipped_versions
-from tests.conftest import OVERLAYS, REPO
-
-
-@pytest.fixture(scope="module")
-def helm() -> str:
-    found = shutil.which("helm") or shutil.which("helm", path=str(REPO / ".ci" / "bin"))
-    if not found:
-        pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests)")
-    return found
+from tests.conftest import OVERLAYS
 
 
 def _sample_inputs() -> list[tuple[str, dict]]:

@@ -14,14 +14,6 @@ import pytest
 from tests.conftest import OVERLAYS, REPO
 
 
-@pytest.fixture(scope="module")
-def helm() -> str:
-    found = shutil.which("helm") or shutil.which("helm", path=str(REPO / ".ci" / "bin"))
-    if not found:
-        pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests)")
-    return found
-
-
 def _cozy(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "renderer", *args], cwd=cwd, capture_output=True, text=True,
                           check=False, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})

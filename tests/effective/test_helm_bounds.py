@@ -40,13 +40,6 @@ HOSTILE = {
 }
 
 
-@pytest.fixture(scope="module")
-def helm() -> str:
-    found = shutil.which("helm") or shutil.which("helm", path=str(REPO / ".ci" / "bin"))
-    if not found:
-        pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests)")
-    return found
-
 
 def _chart(root: Path, template: str) -> Path:
     chart = root / "hostile-chart"
