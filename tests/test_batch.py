@@ -36,3 +36,13 @@ def test_the_collector_state_is_restored_on_error_and_when_it_was_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_one_cluster_pays_no_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single render (`render PATH`) must not walk the modules it imported (issue 24)."""
+    calls: list[int] = []
+    monkeypatch.setattr(batch.gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    assert list(batch.clusters(["only"])) == ["only"]
+    assert calls == []
+    assert list(batch.clusters(["a", "b", "c"])) == ["a", "b", "c"]
+    assert calls == [1, 1]

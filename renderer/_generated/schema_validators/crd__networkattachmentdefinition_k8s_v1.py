@@ -3,8 +3,7 @@
 # fmt: off
 SCHEMA_SHA256 = "fd4fb3f36b5610cdce5a8cd7a2890f4df7e6750138f9aa74f67a646c313c5646"
 VERSION = "2.22.3"
-from decimal import Decimal
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 NoneType = type(None)

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "a0c7857538d1cc2d8e63aeeb1353644e00b190a7746db2a44e5bc75bbe58ae8e"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

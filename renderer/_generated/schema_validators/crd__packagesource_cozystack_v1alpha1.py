@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "12063ad1bcc05c9876ca2c3f14c3cba2262966cc3b1769d4569dfc7479f0b52a"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "8bd83cfe41173cb644cee8b3339f1a80e3bfe6579f7bc21da99de5f5f36970d1"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

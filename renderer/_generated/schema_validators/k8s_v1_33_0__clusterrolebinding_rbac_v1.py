@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "b8572b13bdf74d86f247e2a9c1be3a35098edec4d1a994474a1dd96cc3819f99"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "d2d352829d660eb0d2db50b8bce3355e95a59d24b81970728583bde8f64f3f02"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "d4e044926e00ba43d8e2a5c41bc04db44446ad7f6ae0664762db9e6d91175930"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

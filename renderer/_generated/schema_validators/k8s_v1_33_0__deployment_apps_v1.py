@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "1f7c22da09a9e408a1f1c103cf5e843ecba558fc2f8aff8bb506a86a7df3951d"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

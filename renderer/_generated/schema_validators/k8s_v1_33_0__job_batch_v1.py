@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "beb0dbbece0fde5b820407ae65bb6ab200d01da8d10346dbd3494d5ea19a6bfd"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "a644eb62c1324b3491c35a744e3ff1f69849d0d8a0236884b69223a4456d7f63"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

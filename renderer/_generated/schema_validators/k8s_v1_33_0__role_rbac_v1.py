@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "370a25ffa9a8b329af2f909cfb8c3a96218ee1d973d42b0f54c270bbaf3e83c4"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "ae0a3fd4095dc430849a638f1f31cf29c1f9fbce4fbd4c15686b0a834af695a2"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "9d61d76460ff962a5d02c5a9ffde6d11d3d71f7dcfb9db3cbcc6e0ab920d3425"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

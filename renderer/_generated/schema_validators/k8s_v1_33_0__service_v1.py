@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "0080718b0b9e2b15c367feded7f763906fb6b7db2276acb2324012d37cba9a36"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

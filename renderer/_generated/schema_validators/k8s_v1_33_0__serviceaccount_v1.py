@@ -3,9 +3,8 @@
 # fmt: off
 SCHEMA_SHA256 = "ab4afd5787c436cc583cb527bc3a2a410b72a925f32aa3c64c5010d74389c920"
 VERSION = "2.22.3"
-from decimal import Decimal
 import re
-from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
+from renderer.jsonschema_runtime import Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 from renderer.lazyre import lazy

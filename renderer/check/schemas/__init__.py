@@ -45,9 +45,9 @@ def check_objects(result: RenderResult, *, kubernetes_version: str | None = None
         raise RenderError([Finding(CODE, str(exc))]) from None
     objects = result.objects
     if validator == "auto":
-        import shutil
+        from renderer.executables import on_path
 
-        validator = "kubeconform" if shutil.which("kubeconform") else "builtin"
+        validator = "kubeconform" if on_path("kubeconform") else "builtin"
     if validator == "kubeconform":
         from renderer.check.schemas.kubeconform import KubeconformFailed, run
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from renderer.executables import on_path
 from renderer.check.schemas.validator import KEY, Path_, SchemaError
 
 TIMEOUT_SECONDS = 300
@@ -32,7 +32,7 @@ class KubeconformFailed(Exception):
 
 
 def find() -> str | None:
-    return shutil.which("kubeconform")
+    return on_path("kubeconform")
 
 
 def command(binary: str, schemas: Path, objects: Path, kubernetes_version: str) -> list[str]:

@@ -19,9 +19,8 @@ skipped (as with ``-ignore-missing-schemas``).
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from fastjsonschema import JsonSchemaException, JsonSchemaValueException
-
 from renderer.check.schemas import catalog
+from renderer.jsonschema_runtime import JsonSchemaException, JsonSchemaValueException
 
 Path_ = tuple[Any, ...]
 KEY = None  # renderer.load.yamlio.KEY: a path ending in it locates the mapping key rather than its value
