@@ -47,7 +47,7 @@ def _defer_init(package: str) -> None:
         with lock:  # another thread waits here until the __init__ has run; this one, while it runs, passes
             if not state["started"]:
                 state["started"] = True
-                spec.loader.exec_module(module)  # type: ignore[union-attr]  # checked above
+                spec.loader.exec_module(module)
                 if module.__dict__.get("__getattr__") is complete:
                     del module.__dict__["__getattr__"]
         if attr in module.__dict__:

@@ -22,3 +22,23 @@ def emitted(path: Path, root: Path | None = None, variants: Path | None = None) 
 def emit_overlay(overlay: Overlay, variants: Path | None = None) -> RenderResult:
     """resolve -> emit for an overlay already loaded."""
     return emit(resolve(overlay, Variants(variants)))
+
+
+
+def scalar_corpus(words: list[str], count: int = 20_000) -> list[str]:
+    """Plain scalars to compare two ways of resolving them: ``words`` with changed case, a sign, a dot or
+    a newline around them, numbers and timestamps in YAML 1.1 and 1.2 spellings, and random text drawn
+    from the characters those are made of (fixed seed)."""
+    import random
+
+    rng = random.Random(24)
+    numbers = ["0", "-0", "+1", "0b101", "0o17", "017", "0x1F", "1_000", "1.5", "-.5", ".5e3", "1e3", "1E+3",
+               "1:30", "190:20:30.15", ".inf", "-.Inf", ".NaN", "2001-12-14", "2001-12-14t21:59:43.10-05:00",
+               "2001-12-14 21:59:43.10 -5", "1.6.2", "10.244.0.1", "15s", "7445", "-c", "1__", "0x", "+", "-", "."]
+    corpus = ["", " ", "\n", "node", "nodeSelector", "Exists", "busybox:1.37", *numbers]
+    for word in [*words, *numbers]:
+        corpus += [word, word.upper(), word.lower(), word.title(), word + "\n", word + " ", " " + word,
+                   "+" + word, "-" + word, "." + word, word + "x", "x" + word, word * 2]
+    alphabet = "0123456789_.:+-eEbBoOxXaAfFiInNtTrRuUlLsSyY<=~!&* \t\nZz"
+    corpus += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(count)]
+    return corpus

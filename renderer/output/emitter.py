@@ -54,16 +54,22 @@ _RESOLVES_NON_STR_PATTERN = (
         |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[\ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
          (?:[\ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)"""
 )
-# The resolvers are looked up by the scalar's first character; `$` in their patterns also matches
-# before a final newline, which only matters for multi-line strings (never plain).
-_RESOLVER_FIRST = frozenset("tTfF-+0123456789.<~nN=!&*")
+# `$` in ruamel's patterns also matches before a final newline, which only matters for multi-line
+# strings (never plain).
+# Past a sign, every alternative but a few fixed words starts with a digit or a dot: the rest of the
+# text is decided by a set lookup, and the patterns are compiled (~1 ms) only for numbers.
+_RESOLVER_WORDS = frozenset(["true", "True", "TRUE", "false", "False", "FALSE", "<<", "~", "null", "Null",
+                             "NULL", "=", "!", "&", "*"])
+_NUMERIC_FIRST = frozenset("-+0123456789.")
 _resolver: list[re.Pattern[str]] = []  # compiled on first use (~1 ms)
 
 
 def _resolves_non_str(text: str) -> bool:
     """Whether a plain ``text`` would be read back as something other than a string."""
-    if not text or text[0] not in _RESOLVER_FIRST:
+    if not text:
         return False
+    if text[0] not in _NUMERIC_FIRST:
+        return text in _RESOLVER_WORDS
     if not _resolver:
         _resolver.append(re.compile(_RESOLVES_NON_STR_PATTERN, re.X))
     return _resolver[0].fullmatch(text) is not None
@@ -88,8 +94,11 @@ def _has_special(text: str) -> bool:
     return any(map(_is_special, set(text)))  # each distinct character once: a long text repeats most
 
 
-# Line breaks other than \n: libyaml treats them as breaks (U+2028/2029 are printable).
-_OTHER_BREAKS = lazy("[\r\x85\u2028\u2029]")
+def _other_break(text: str) -> bool:
+    """A line break other than \\n: libyaml treats them as breaks (U+2028/2029 are printable). Four
+    substring tests, not a character class: the class cost every process ~0.6 ms to compile."""
+    return "\r" in text or (not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text))
+
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 # A plain scalar that needs no further analysis: starts with a letter, digit, '/' or '_' and holds
 # only characters that are never indicators.
@@ -176,7 +185,7 @@ class _Emitter:
             raise Unsupported("non-string key")
         text = self.keys.get(key)
         if text is None:
-            if "\n" in key or _OTHER_BREAKS.search(key) or len(key.encode("utf-8")) > 128:
+            if "\n" in key or _other_break(key) or len(key.encode("utf-8")) > 128:
                 raise Unsupported("complex key")  # libyaml writes `? key`
             if not key:
                 text = "''"
@@ -195,7 +204,7 @@ class _Emitter:
             if _SIMPLE_PLAIN.match(value) and not _resolves_non_str(value) \
                     and not _ambiguous(value):
                 text = value
-            elif _OTHER_BREAKS.search(value):
+            elif _other_break(value):
                 raise Unsupported("line break other than \\n")
             elif "\n" in value:
                 if _literal_ok(value) and not _has_special(value):

@@ -122,3 +122,23 @@ def test_a_merge_does_not_take_the_positions_of_explicit_keys() -> None:
     ((data, locs),) = load_documents("base: &b {a: 1, b: 2}\nx:\n  a: 9\n  <<: *b\n", "f.yaml")
     assert data["x"] == {"a": 9, "b": 2}
     assert (locs[("x", "a")].line, locs[("x", "b")].line) == (3, 1)
+
+
+
+def test_needs_double_quotes_answers_as_the_whole_pattern() -> None:
+    """needs_double_quotes runs the pattern only for text starting like a number (issue 24); over words,
+    numbers, timestamps and random text it answers as the pattern alone would."""
+    from renderer.load import yamlio
+    from tests.helpers import scalar_corpus
+
+    pattern = yamlio._YAML11_AMBIGUOUS
+    for text in scalar_corpus(sorted(yamlio._YAML11_WORDS)):
+        expected = pattern.match(text) is not None or (bool(text) and not isinstance(yamlio.go_resolve(text), str))
+        assert yamlio.needs_double_quotes(text) == expected, repr(text)
+
+@pytest.mark.parametrize("text, lone", [("plain", False), ("caf\u00e9 \u2603 \U0001f600", False),
+                                        ("a\ud800b", True), ("\udfff", True)])
+def test_lone_surrogates_are_what_utf_8_cannot_encode(text: str, lone: bool) -> None:
+    from renderer.load import yamlio
+
+    assert yamlio._lone_surrogate(text) is lone

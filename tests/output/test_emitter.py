@@ -130,3 +130,22 @@ def test_what_the_emitter_does_not_model_goes_to_ruamel(documents: list[Any]) ->
             dump_stream(documents)
         return
     assert dump_stream(documents) == expected
+
+
+
+def test_the_resolver_check_answers_as_the_patterns() -> None:
+    """_resolves_non_str compiles the patterns only for text starting like a number (issue 24), and
+    answers as ruamel's resolver does: its patterns, looked up by the text's first character."""
+    import re
+
+    from tests.helpers import scalar_corpus
+
+    pattern = re.compile(emitter._RESOLVES_NON_STR_PATTERN, re.X)
+    first = "tTfF-+0123456789.<~nN=!&*"  # ruamel/yaml/resolver.py: the first characters of each (1, 2) entry
+    for text in scalar_corpus(sorted(emitter._RESOLVER_WORDS)):
+        expected = bool(text) and text[0] in first and pattern.fullmatch(text) is not None
+        assert emitter._resolves_non_str(text) == expected, repr(text)
+
+@pytest.mark.parametrize("text", ["a\rb", "a\x85", "\u2028", "x\u2029", "plain", "caf\u00e9\n"])
+def test_other_line_breaks(text: str) -> None:
+    assert emitter._other_break(text) == any(ch in text for ch in "\r\x85\u2028\u2029")

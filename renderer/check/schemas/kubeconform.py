@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from renderer.executables import on_path
 from renderer.check.schemas.validator import KEY, Path_, SchemaError
+from renderer.executables import on_path
 
 TIMEOUT_SECONDS = 300
 
