@@ -20,8 +20,10 @@ HEAVY = ("click", "jinja2", "kubernetes", "deepdiff", "jsonschema", "yaml", "dat
          # the schema compilers and decimal (renderer.jsonschema_runtime), shutil's archivers
          # (renderer.executables)
          "decimal", "shutil", "bz2", "lzma")
-# Modules of a library the render uses in part: fastjsonschema's compilers (renderer.jsonschema_runtime).
-HEAVY_PARTS = ("fastjsonschema.draft", "fastjsonschema.generator", "fastjsonschema.ref_resolver")
+# Modules of a library the render uses in part: fastjsonschema's compilers (renderer.jsonschema_runtime),
+# ruamel.yaml's front end and dumpers (renderer.load.yamlio reads through libyaml's parser alone).
+HEAVY_PARTS = ("fastjsonschema.draft", "fastjsonschema.generator", "fastjsonschema.ref_resolver",
+               "ruamel.yaml.main", "ruamel.yaml.cyaml", "ruamel.yaml.loader", "ruamel.yaml.dumper")
 
 PROBE = ("import sys, atexit; before = set(sys.modules); atexit.register(lambda: sys.stderr.write("
          "'|LOADED=' + ' '.join(sorted(m for m in sys.modules if m not in before))));"

@@ -20,6 +20,7 @@ from typing import Any
 
 from renderer.errors import Finding, Location, RenderError
 from renderer.lazyre import lazy
+from renderer.lightimport import submodule
 from renderer.load import limits
 
 Path_ = tuple[Any, ...]
@@ -107,22 +108,23 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     to the render's budget (``renderer.load.limits``). Overlays are YAML 1.2; ``yaml11`` reads a manifest
     file exactly as kubectl does (sigs.k8s.io/yaml on go-yaml v2, see ``go_resolve``).
     """
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.reader import ReaderError
+    error = _ruamel("error")
+    MarkedYAMLError, YAMLError = error.MarkedYAMLError, error.YAMLError
+    ReaderError = _ruamel("reader").ReaderError
 
     nul = text.find("\0")
     if nul >= 0:
         raise RenderError([Finding("OVL-YAML", "file holds a NUL character",
                                    Location(display, *position(text, nul)))])
-    y = _safe_yaml()
     out: list[tuple[Any, Locations]] = []
     try:
-        explicit = _scan_events(y, text, display, max_documents)
-        for root in y.compose_all(text):
+        explicit = _scan_events(_events(text), display, max_documents)
+        nodes, constructor = _nodes(text)
+        for root in nodes:
             if root is None or (root.tag.endswith(":null") and not getattr(root, "value", None)):
                 continue
             locs: Locations = {}
-            data = _Builder(y.constructor, display, locs, yaml11, explicit).build(root, ())
+            data = _Builder(constructor, display, locs, yaml11, explicit).build(root, ())
             out.append((data, locs))
     except RenderError:
         raise
@@ -141,30 +143,86 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     return out
 
 
-_PARSERS: dict[int, Any] = {}  # thread ident -> its YAML instance (renders run in threads too: diff --all)
+_LOADER: list[Any] = []  # the loader class, made on first use
 
 
-def _safe_yaml() -> Any:
-    """This thread's ruamel ``YAML(typ="safe")``, made once: making one looks for plug-ins on disk and
-    builds classes, which cost a fleet as much as parsing its cluster files (issue 24). Each parse
-    starts afresh (``parse``/``compose_all`` make their own parser and reset the reader); the
-    per-document records ruamel appends are dropped so a long run does not grow them."""
-    from _thread import get_ident
+def _loader(text: str) -> Any:
+    """libyaml's parser and composer with ruamel's safe constructor and YAML 1.2 resolver, over ``text``:
+    the object ruamel's ``YAML(typ="safe")`` builds for each ``parse`` or ``compose_all`` call
+    (``YAML.get_constructor_parser``), made here without importing the ``YAML`` front end
+    (``renderer.lightimport``; ~10 ms of every cold start, issue 24). None without ruamel's C
+    extension (not CPython): ``_events`` and ``_nodes`` then go through the front end itself."""
+    if not _LOADER:
+        _LOADER.append(_loader_class())
+    return _LOADER[0](text) if _LOADER[0] is not None else None
 
-    y = _PARSERS.get(get_ident())
-    if y is None:
+
+def _ruamel(name: str) -> Any:
+    """``ruamel.yaml.<name>`` without the package's ``__init__`` (``renderer.lightimport``)."""
+    return submodule("ruamel.yaml", name, early=_stated_version)
+
+
+def _stated_version(init_file: str) -> dict[str, Any] | None:
+    """``version_info`` as ruamel/yaml/__init__.py states it, read without running the file: the safe
+    constructor asks for it (``ruamel.yaml.compat.version_tnf``). None (import it whole) if not found."""
+    import re
+
+    with open(init_file, encoding="utf-8") as handle:
+        found = re.search(r"\bversion_info=\((\d+), (\d+), (\d+)\)", handle.read())
+    return {"version_info": tuple(int(part) for part in found.groups())} if found else None
+
+
+def _loader_class() -> Any:
+    safe = _ruamel("constructor").SafeConstructor
+    versioned = _ruamel("resolver").VersionedResolver
+    try:
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib, no stubs
+    except ImportError:  # pragma: no cover - CPython always has it (pyproject.toml)
+        return None
+
+    class Loader(CParser, safe, versioned):  # type: ignore[misc,valid-type]  # bases found at run time
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            self._parser = self._composer = self
+            safe.__init__(self, loader=self)
+            self.allow_duplicate_keys = False  # YAML()'s default
+            versioned.__init__(self, version=None, loadumper=self)
+
+    return Loader
+
+
+def _events(text: str) -> Iterator[Any]:
+    loader = _loader(text)
+    if loader is None:  # pragma: no cover - see _loader
         from ruamel.yaml import YAML
 
-        y = _PARSERS[get_ident()] = YAML(typ="safe")
-    y.doc_infos.clear()
-    return y
+        yield from YAML(typ="safe").parse(text)
+        return
+    while loader.check_event():
+        yield loader.get_event()
+
+
+def _nodes(text: str) -> tuple[Iterator[Any], Any]:
+    """The documents' root nodes, and the constructor that reads their scalars."""
+    loader = _loader(text)
+    if loader is None:  # pragma: no cover - see _loader
+        from ruamel.yaml import YAML
+
+        y = YAML(typ="safe")
+        return y.compose_all(text), y.constructor
+
+    def roots() -> Iterator[Any]:
+        while loader.check_node():
+            yield loader.get_node()
+
+    return roots(), loader
 
 
 _TAG = "tag:yaml.org,2002:"
 _COLLECTION_TAGS = {"MappingStartEvent": _TAG + "map", "SequenceStartEvent": _TAG + "seq"}
 
 
-def _scan_events(y: Any, text: str, display: str, max_documents: int) -> set[tuple[int, int]]:
+def _scan_events(events: Iterator[Any], display: str, max_documents: int) -> set[tuple[int, int]]:
     """One pass over the flat event stream, before any node graph is built.
 
     Refuses what the composer would choke on or build needlessly: nesting deeper than MAX_DEPTH
@@ -177,7 +235,7 @@ def _scan_events(y: Any, text: str, display: str, max_documents: int) -> set[tup
     depth = documents = nodes = 0
     explicit: set[tuple[int, int]] = set()
     fresh_document = False
-    for event in y.parse(text):
+    for event in events:
         kind = type(event).__name__
         mark = event.start_mark
         if kind == "DocumentStartEvent":
