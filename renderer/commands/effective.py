@@ -193,9 +193,11 @@ def _show(req: EffectiveRequest, staged: _Staged, rendered: Any, streams: report
 
 @report.reporter("effective", "json")
 def _json(found: EffectiveSet, streams: report.Streams) -> None:
-    streams.stdout.write(json.dumps({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
-                                     "packageSources": found.package_sources,
-                                     "packages": [p.as_dict() for p in found.packages]}, indent=2) + "\n")
+    from renderer.jsonout import dumps_indented
+
+    streams.stdout.write(dumps_indented({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
+                                         "packageSources": found.package_sources,
+                                         "packages": [p.as_dict() for p in found.packages]}) + "\n")
 
 
 def _header(found: EffectiveSet) -> list[str]:
