@@ -92,15 +92,15 @@ for tottime, cumtime, where in rows:
 """
 
 # Where a render's time goes, by stage: the pipeline's entry points (cumulative time).
-STAGES = [
-    ("load + merge + template (renderer.load.overlay)", "renderer/load/overlay.py:load_overlay"),
-    ("variant data (renderer.load.variants)", "renderer/load/variants.py:__init__"),
-    ("resolve (features)", "renderer/resolve.py:resolve"),
-    ("emit (objects, labels)", "renderer/emit.py:emit"),
+STAGES = [  # "<folder>/<file>:<function>", as _PROFILE names rows (tests/bench/test_proc.py checks each exists)
+    ("load + merge + template (renderer.load.overlay)", "load/overlay.py:load_overlay"),
+    ("variant data (renderer.load.variants)", "load/variants.py:__init__"),
+    ("resolve (features)", "resolve/__init__.py:resolve"),
+    ("emit (objects, labels)", "emit/__init__.py:emit"),
     ("output schemas", "schemas/__init__.py:check_objects"),
     ("rules", "rules/__init__.py:run_rules"),
-    ("YAML writing", "renderer/output/yaml.py:dump_stream"),
-    ("--out: guard and write files", "renderer/output.py:write_out"),
+    ("YAML writing", "output/yaml.py:dump_stream"),
+    ("--out: guard and write files", "output/__init__.py:write_out"),
 ]
 
 
