@@ -89,15 +89,15 @@ def chart_sources(chart: Path) -> list[str]:
     read once per process while the files are unchanged (``effective --all`` asks once per cluster)."""
     try:  # one listing and one stat a file: ~100 files, asked once per cluster
         with os.scandir(chart / "sources") as entries:
-            found = sorted((entry.name, entry.path) for entry in entries
-                           if entry.name.endswith(".yaml") and not entry.name.startswith("."))  # glob("*.yaml")
+            listed = sorted((entry.name, entry.path) for entry in entries
+                            if entry.name.endswith(".yaml") and not entry.name.startswith("."))  # glob("*.yaml")
     except FileNotFoundError:
-        found = []
-    stats = [(name, os.stat(path)) for name, path in found]
+        listed = []
+    stats = [(name, os.stat(path)) for name, path in listed]
     key = (str(chart.resolve()), tuple((name, st.st_mtime_ns, st.st_size) for name, st in stats))
     if key not in _SOURCES:
         names = []
-        for _, path_text in found:
+        for _, path_text in listed:
             path = Path(path_text)
             text = path.read_text(encoding="utf-8")
             if re.search(r"^kind: PackageSource$", text, re.M):
