@@ -10,12 +10,14 @@ from tests.conftest import REPO
 # Stage of each core module: the stage packages (renderer/load, resolve, emit, check, output) cover
 # their submodules. Shared leaf modules (errors, tree, model) sit at the stage where they are first
 # needed; the YAML writer (renderer/output/yaml.py, emitter.py) asks the loader how go-yaml reads a string.
+# The generated validators' run-time names (jsonschema_runtime) serve the overlay's validation first.
 STAGES = [
-    ("load", ["renderer.errors", "renderer.escape", "renderer.lazyre", "renderer.tree", "renderer.load", "renderer._generated"]),
+    ("load", ["renderer.errors", "renderer.escape", "renderer.lazyre", "renderer.lightimport", "renderer.tree",
+              "renderer.load", "renderer._generated", "renderer.jsonschema_runtime"]),
     ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
     ("emit", ["renderer.emit"]),
-    ("check", ["renderer.check", "renderer.codes", "renderer.registry"]),
-    ("output", ["renderer.output", "renderer.docs_reference"]),
+    ("check", ["renderer.check", "renderer.codes", "renderer.registry", "renderer.executables"]),
+    ("output", ["renderer.output", "renderer.docs_reference", "renderer.jsonout"]),
     # The requests are plain data the Click layer and the fast path build and the drivers read
     # (diff, doctor and preview take theirs whole), so they sit with the drivers.
     ("drive", ["renderer.requests", "renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp",
