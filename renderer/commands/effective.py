@@ -168,7 +168,9 @@ def _rendered(helm: str, staged: list[_Staged], jobs: int) -> list[Any]:
             if len(inputs) == 1:
                 renders = [render_platform(helm, chart, *inputs[0])]
             else:
-                renders = render_platform_many(helm, chart, inputs, jobs)
+                # shared: the effective set only reads helm's documents (ssa_merge builds new maps), so the
+                # same document text of many clusters is one object, not a deep copy each (issue 24)
+                renders = render_platform_many(helm, chart, inputs, jobs, shared=True)
         except HelmFailure as exc:
             raise fail("PLT-HELM", exc.message, chart_location(chart)) from None
         for index, rendered in zip(indexes, renders, strict=True):
