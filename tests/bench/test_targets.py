@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.bench import BENCH, bench_module
 
 
-def _targets():  # bench/ is scripts, not a package: load the module by path
-    spec = importlib.util.spec_from_file_location("bench_targets", BENCH / "targets.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _targets():
+    return bench_module("targets")
 
 
 def test_a_met_and_a_missed_target_read_back_with_their_verdicts() -> None:
@@ -57,10 +50,7 @@ def test_run_summary_is_rebuilt_from_the_sections_after_one_bench_rewrote_its_ow
     targets = _targets()
     sys.path.insert(0, str(BENCH))
     try:
-        spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
-        assert spec and spec.loader
-        run = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(run)
+        run = bench_module("run")  # it imports the other bench scripts from its folder
     finally:
         sys.path.remove(str(BENCH))
     stale = "\n".join(["# Benchmark results", "", "## Targets: 1 of 1 met", "", "| old |", "",
