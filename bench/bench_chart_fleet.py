@@ -144,10 +144,12 @@ def floor(python: str, helm: str, tree: Path, size: int, scratch: Path) -> list[
             f"shared around it, so the ratio cannot go below 1 + helm / model = **{1 + helm_cpu / model:.2f}x**; "
             f"cozy-render's own work around helm (values in, documents out) adds "
             f"{(whole - model - helm_cpu) / size * 1000:.1f} ms per cluster.",
-            f"- `effective --all -o json` the same way: {effective:.2f} s, of which helm {effective_helm:.2f} s; the "
-            f"rest, {(effective - effective_helm) / size * 1000:.1f} ms per cluster, renders each cluster, reads "
-            f"helm's documents back and writes the effective set as indented JSON: "
-            f"{(effective - effective_helm) / model:.2f}x the model's whole check, which with helm's share makes "
+            f"- `effective --all -o json` the same way: {effective:.2f} s, of which helm {effective_helm:.2f} s. It "
+            f"needs the same helm render of every cluster and renders and checks each cluster as `check --all` "
+            f"does (an overlay's errors come first), so it cannot go below the same "
+            f"**{1 + helm_cpu / model:.2f}x** either; past helm it spends "
+            f"{(effective - effective_helm) / size * 1000:.1f} ms per cluster rendering, reading helm's documents "
+            f"back and writing the effective set as indented JSON (~40 KB a cluster): "
             f"**{effective / model:.2f}x** in CPU."]
 
 
