@@ -95,3 +95,20 @@ def test_named_tuples_on_the_start_up_path_have_evaluated_annotations(samples: P
         if _defines_named_tuple(tree) and _future_annotations(tree):
             offenders.append(name)
     assert offenders == []
+
+
+def test_a_cold_render_spends_no_time_collecting_what_start_up_keeps(samples: Path) -> None:
+    """renderer.entry raises the collector's young-generation threshold: with CPython's default a cold
+    render ran ~18 collections over the modules it had just loaded (issue 24)."""
+    probe = ("import gc, sys; runs = [];"  # collections once main() has set the threshold
+             "gc.callbacks.append(lambda phase, info: phase == 'stop' and gc.get_threshold()[0] > 700 and runs.append(1));"
+             "import atexit; atexit.register(lambda: sys.stderr.write(f'|COLLECTIONS={len(runs)}'));"
+             "from renderer.entry import main; sys.argv[0] = 'cozy-render'; main()")
+    paths = sysconfig.get_paths()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), paths["purelib"], paths["platlib"]])
+    proc = subprocess.run([sys.executable, "-S", "-c", probe, "render", "clusters/gpu-talos-01"], cwd=samples,
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    collections = int(proc.stderr.rpartition("|COLLECTIONS=")[2])
+    assert collections <= 1, f"{collections} collections during one cold render"

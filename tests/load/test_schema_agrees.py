@@ -29,7 +29,7 @@ from renderer.errors import RenderError
 from renderer.load.overlay import load_overlay
 from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, LOADER_DIFFERS, SCHEMA_FILE
 from tests.conftest import OVERLAYS
-from tests.test_invalid_corpus import build
+from tests.test_invalid_corpus import build, remove_tree
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 UNREAD = {"OVL-YAML", "OVL-LIMIT", "OVL-DUPLICATE"}
@@ -103,10 +103,8 @@ def _schema_refuses(layers: list[tuple[Path, Any]]) -> list[str]:
     return [f"{path.name}: {e.message}" for path, data in layers for e in LAYER.iter_errors(data)]
 
 
-@pytest.mark.parametrize(("name", "case", "spec"), _cases(), ids=lambda v: v if isinstance(v, str) else "")
-def test_the_layer_schema_and_the_loader_agree(name: str, case: Path, spec: dict[str, Any] | None,
-                                               tmp_path: Path) -> None:
-    root = _tree(case, spec, tmp_path)
+def _verdicts(root: Path) -> list[tuple[str, bool, bool, str | None, list[str]]]:
+    """Each cluster the loader reads: (name, the loader refuses its shape, the schema refuses it, code, why)."""
     verdicts = []
     for cluster_file in _cluster_files(root):
         try:
@@ -118,6 +116,18 @@ def test_the_layer_schema_and_the_loader_agree(name: str, case: Path, spec: dict
             continue
         refused = _schema_refuses(_layers(cluster_file, root))
         verdicts.append((cluster_file.parent.name, code == "OVL-SCHEMA", bool(refused), code, refused))
+    return verdicts
+
+
+@pytest.mark.parametrize(("name", "case", "spec"), _cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_layer_schema_and_the_loader_agree(name: str, case: Path, spec: dict[str, Any] | None,
+                                               tmp_path: Path) -> None:
+    root = _tree(case, spec, tmp_path)
+    try:
+        verdicts = _verdicts(root)
+    finally:
+        if spec is not None and spec.get("deep"):
+            remove_tree(tmp_path)  # pytest's own clean-up recurses: a 1,500-deep tree left here breaks a later run
     differ = [v for v in verdicts if v[1] != v[2]]
     if name in EXCEPTIONS:
         assert EXCEPTIONS[name] in LOADER_DIFFERS
