@@ -61,9 +61,9 @@ def _replayed(stdout: str, stderr: str) -> int:
 
 # Young objects the cyclic collector lets pile up before it runs (CPython's default: 700). Start-up
 # allocates tens of thousands of objects that all stay alive (modules, classes, validators), and the
-# default made a cold render walk them in ~18 collections, ~2 % of its instructions (valgrind, issue 24); cyclic garbage
-# waits a little longer instead (at most this many objects). A fleet collects between clusters
-# (renderer.batch); mypy raises the same threshold for the same reason.
+# default made a cold render walk them in ~18 collections, ~2 % of its instructions (valgrind,
+# issue 24); cyclic garbage waits a little longer instead (at most this many objects). A fleet
+# collects between clusters (renderer.batch); mypy raises the same threshold for the same reason.
 GC_YOUNG_THRESHOLD = 50_000
 
 
