@@ -4,12 +4,13 @@
 every schema compiler and ``decimal``: about 4 ms of each cold render, which only needs the two
 exception classes its generated validators raise (issue 24). ``import ruamel.yaml.constructor`` runs
 ``ruamel/yaml/__init__.py``, which imports the ``YAML`` front end, the dumpers and ``pathlib``-based
-helpers: about 10 ms, where reading overlays needs only libyaml's parser and the constructor
-(``renderer.load.yamlio``). ``submodule`` registers the package
-with its ``__init__`` not yet run and imports the one module. The first time anything asks the
-package for a name it does not hold yet (``fastjsonschema.compile``, ``from fastjsonschema import
-X``), the package's own ``__init__`` runs in that same module object, so every class and function
-stays the one the library defines and later imports see the whole package.
+helpers: several milliseconds more, where reading overlays needs only libyaml's parser and the
+constructor (``renderer.load.yamlio``).
+
+``submodule`` registers the package with its ``__init__`` not yet run and imports the one module. The
+first time anything asks the package for a name it does not hold yet (``fastjsonschema.compile``,
+``from fastjsonschema import X``), the package's own ``__init__`` runs in that same module object, so
+every class and function stays the one the library defines and later imports see the whole package.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def _loader(text: str) -> Any:
     """libyaml's parser and composer with ruamel's safe constructor and YAML 1.2 resolver, over ``text``:
     the object ruamel's ``YAML(typ="safe")`` builds for each ``parse`` or ``compose_all`` call
     (``YAML.get_constructor_parser``), made here without importing the ``YAML`` front end
-    (``renderer.lightimport``; ~10 ms of every cold start, issue 24). None without ruamel's C
+    (``renderer.lightimport``; milliseconds of every cold start, issue 24). None without ruamel's C
     extension (not CPython): ``_events`` and ``_nodes`` then go through the front end itself."""
     if not _LOADER:
         _LOADER.append(_loader_class())
