@@ -34,13 +34,18 @@ def loaded(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tup
                                                                                  set[str]]:
     """Run cozy-render in a child without `site` (a development install's editable finder imports modules
     of its own at start-up); the libraries' folders are on PYTHONPATH instead."""
+    proc = run_probe(PROBE, argv, cwd, env)
+    _, _, modules = proc.stderr.rpartition("|LOADED=")
+    return proc, set(modules.split())
+
+
+def run_probe(probe: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``probe`` (Python that ends by calling cozy-render's main) with ``argv``, in a child without `site`."""
     paths = sysconfig.get_paths()
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER"))}
     base["PYTHONPATH"] = os.pathsep.join([str(REPO), paths["purelib"], paths["platlib"]])
-    proc = subprocess.run([sys.executable, "-S", "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-S", "-c", probe, *argv], cwd=cwd, capture_output=True, text=True,
                           env={**base, **(env or {})})
-    _, _, modules = proc.stderr.rpartition("|LOADED=")
-    return proc, set(modules.split())
 
 
 @pytest.mark.parametrize("argv", [["render", "clusters/gpu-apt-01"], ["cmp", "generate"]])
@@ -104,11 +109,7 @@ def test_a_cold_render_spends_no_time_collecting_what_start_up_keeps(samples: Pa
              "gc.callbacks.append(lambda phase, info: phase == 'stop' and gc.get_threshold()[0] > 700 and runs.append(1));"
              "import atexit; atexit.register(lambda: sys.stderr.write(f'|COLLECTIONS={len(runs)}'));"
              "from renderer.entry import main; sys.argv[0] = 'cozy-render'; main()")
-    paths = sysconfig.get_paths()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER"))}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), paths["purelib"], paths["platlib"]])
-    proc = subprocess.run([sys.executable, "-S", "-c", probe, "render", "clusters/gpu-talos-01"], cwd=samples,
-                          capture_output=True, text=True, env=env)
+    proc = run_probe(probe, ["render", "clusters/gpu-talos-01"], samples)
     assert proc.returncode == 0, proc.stderr
     collections = int(proc.stderr.rpartition("|COLLECTIONS=")[2])
     assert collections <= 1, f"{collections} collections during one cold render"
