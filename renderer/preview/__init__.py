@@ -97,10 +97,11 @@ def collect(request: PreviewRequest) -> Review:
     """The review of the change: both sides written to a scratch folder, rendered, compared, removed."""
     from renderer.preview.platform import Reactor
     from renderer.preview.review import Options, review
-    from renderer.preview.trees import remove, resolve, toplevel, working_tree, write_tree
+    from renderer.preview.trees import find_repository, remove, resolve, working_tree, write_tree
 
     path = Path(os.path.abspath(request.path))
-    repo = toplevel(path)
+    repository = find_repository(path)
+    repo = repository.top
     options = Options(_inside(repo, path, "PATH"), request.all_clusters,
                       _relative(repo, Path(os.path.abspath(request.variants))) if request.variants else None,
                       None, _inside(repo, Path(os.path.abspath(request.root)), "--root") if request.root else "",
@@ -108,18 +109,19 @@ def collect(request: PreviewRequest) -> Review:
     if request.variants is not None and options.rel_variants is None:
         options = options._replace(variants_outside=Path(os.path.abspath(request.variants)))
     reactor = Reactor(_helm(request.helm), request.platform_chart)
-    base_commit = resolve(repo, request.base)
-    head_commit = resolve(repo, request.head) if request.head is not None else None
+    base_commit = resolve(repository, request.base)
+    head_commit = resolve(repository, request.head) if request.head is not None else None
+    # A private scratch root (mkdtemp: mode 0700), removed on every exit path.
     scratch = Path(tempfile.mkdtemp(prefix="cozy-render-preview-"))
     try:
         (scratch / "base").mkdir()
-        base = write_tree(repo, base_commit, request.base, scratch / "base")
+        base = write_tree(repository, base_commit, request.base, scratch / "base")
         if head_commit is not None and request.head is not None:
             (scratch / "head").mkdir()
-            head = write_tree(repo, head_commit, request.head, scratch / "head")
+            head = write_tree(repository, head_commit, request.head, scratch / "head")
         else:
-            head = working_tree(repo)
-        return review(base, head, options, reactor)
+            head = working_tree(repository)
+        return review(base, head, options, reactor, repository)
     finally:
         remove(scratch)
 

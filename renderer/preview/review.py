@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from renderer.errors import ERROR, Finding, RenderError
 from renderer.preview.objects import ObjectChange, compare_objects
 from renderer.preview.platform import PlatformDelta, Reactor
-from renderer.preview.trees import Side, changed_paths
+from renderer.preview.trees import Repository, Side, changed_paths
 
 ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
 
@@ -89,14 +89,14 @@ class Options(NamedTuple):
 COMPARE_CHUNK = 40
 
 
-def review(base: Side, head: Side, options: Options, reactor: Reactor) -> Review:
+def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Repository | None = None) -> Review:
     base_clusters = _clusters(base, options)
     head_clusters = _clusters(head, options)
     if not base_clusters and not head_clusters:
         where = options.rel_path or "."
         raise RenderError([Finding("OVL-PATH", f"{where}: no cluster overlay at the base ({base.label}) nor at the "
                                    f"head ({head.label})")])
-    changed = changed_paths(base, head)
+    changed = changed_paths(base, head, repo)
     variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
     counts = Counter[str]()
     reaches: dict[str, set[str]] = {}
