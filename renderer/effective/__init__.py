@@ -36,6 +36,15 @@ CODES: list[Code] = [
          "below about 1 GiB keeps Go from starting), or a binary that does not answer `helm version` "
          "as helm 3 or 4.",
          "reference/platform-chart/README.md, Getting a real helm binary"),
+    Code("PLT-CHART-FILES", ERROR, "A --platform-chart folder holds a file cozy-render will not hand to helm",
+         "The chart given with --platform-chart is copied, file by file, into a private scratch folder "
+         "before helm reads it, through one folder walker (renderer.walk): a link is followed only when "
+         "what it names is inside the chart folder, so `.Files.Get`, `.Files.Glob` and values files can "
+         "never reach a file outside it (a link to /proc/self/environ would hand cozy-render's own "
+         "environment to the chart). A link out of the chart, a link to nothing, a link loop, a FIFO, "
+         "socket or device, more than 10,000 files, 64 MiB or 32 folders of nesting is refused, naming "
+         "the entry and never reading its target. Replace the link with the file it should hold.",
+         "SECURITY.md, Budgets and limits; issue 34 item 13"),
     Code("PLT-VERSION", ERROR, "platform.version names no vendored platform chart",
          "cozy-render ships the platform chart at the versions `cozy-render platforms` lists; for any "
          "other version pass `--platform-chart DIR` (a copy of packages/core/platform/).",

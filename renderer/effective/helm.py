@@ -23,12 +23,14 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from renderer import walk
 from renderer.errors import fail
+from renderer.walk import Budget
 
 RELEASE = "cozystack-platform"
 NAMESPACE = "cozy-system"
@@ -93,13 +95,15 @@ def chart_sources(chart: Path) -> list[str]:
                             if entry.name.endswith(".yaml") and not entry.name.startswith("."))  # glob("*.yaml")
     except FileNotFoundError:
         listed = []
+    if any(os.path.islink(path_text) or not os.path.isfile(path_text) for _, path_text in listed):
+        chart_files(chart / "sources", lambda rel: rel.endswith(".yaml"))  # read here directly: held to the walk
     stats = [(name, os.stat(path)) for name, path in listed]
     key = (str(chart.resolve()), tuple((name, st.st_mtime_ns, st.st_size) for name, st in stats))
     if key not in _SOURCES:
         names = []
         for _, path_text in listed:
             path = Path(path_text)
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8", errors="replace")
             if re.search(r"^kind: PackageSource$", text, re.M):
                 found = re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", text, re.M)
                 names.append(found.group(1) if found else path.stem)
@@ -127,29 +131,43 @@ def require_helm(explicit: str | os.PathLike[str] | None = None) -> str:
     return helm
 
 
+# A --platform-chart folder is read through renderer.walk: no link out of it (``.Files.Get`` and values
+# would otherwise reach any file, /proc/self/environ included), no loop, no special file, and at most
+# this much of it (the vendored charts are ~120 files, ~0.6 MiB).
+CHART_BUDGET = Budget(files=10_000, bytes=64 * 2**20, depth=32)
+
+
 @contextmanager
 def offline_chart(chart: Path, templates: tuple[str, ...] = OFFLINE_TEMPLATES) -> Iterator[Path]:
-    """A scratch copy of ``chart`` with only ``templates`` (ones that render without a cluster)."""
+    """A scratch copy of ``chart`` with only ``templates`` (ones that render without a cluster), of plain
+    files only: a link inside the chart is copied as the file it names, one out of it is PLT-CHART-FILES."""
+
+    def keep(rel: str) -> bool:
+        top, _, rest = rel.partition("/")
+        if top == "templates":
+            return not rest or rest.partition("/")[0] in templates
+        # sources/ is read only by templates/sources.yaml (.Files.Glob); without that template it is
+        # ~100 files of copying for nothing.
+        return top != "sources" or "sources.yaml" in templates
+
+    listed = chart_files(chart, keep)
     with tempfile.TemporaryDirectory(prefix="cozy-render-chart-") as tmp:
         copy = Path(tmp) / "platform"
         copy.mkdir()
-        for item in chart.iterdir():
-            # sources/ is read only by templates/sources.yaml (.Files.Glob); without that template it
-            # is ~100 files of copying for nothing.
-            if item.name == "templates" or (item.name == "sources" and "sources.yaml" not in templates):
-                continue
-            if item.is_dir():
-                shutil.copytree(item, copy / item.name)
-            elif item.is_file():
-                shutil.copy2(item, copy / item.name)
         (copy / "templates").mkdir()
-        for name in templates:
-            source = chart / "templates" / name
-            if source.is_dir():
-                shutil.copytree(source, copy / "templates" / name)
-            elif source.is_file():
-                shutil.copy2(source, copy / "templates" / name)
+        walk.copy(listed, copy)
         yield copy
+
+
+def chart_files(chart: Path, keep: Callable[[str], bool] | None = None) -> list[walk.File]:
+    """The chart's files as ``renderer.walk`` lists them; a refused entry is one PLT-CHART-FILES line."""
+    try:
+        return walk.files(chart, CHART_BUDGET, keep)
+    except walk.WalkRefused as refused:
+        from renderer.escape import quote
+
+        raise fail("PLT-CHART-FILES", f"platform chart {quote(str(chart))}: {quote(refused.rel)} "
+                   f"{refused.message}") from None
 
 
 def values_files(chart: Path, variant: str) -> list[Path]:
@@ -449,20 +467,22 @@ def _merge_maps(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_VALUES_FILES: dict[tuple[str, int, int], dict[str, Any]] = {}
+_VALUES_FILES: dict[bytes, dict[str, Any]] = {}
 
 
 def _values_file(path: Path) -> dict[str, Any]:
     """A chart's values file as helm reads it, once per process while it is unchanged (read only: the
     merge copies what it changes)."""
+    import hashlib
+
     from ruamel.yaml import YAML
 
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    data = path.read_bytes()  # in the scratch copy (offline_chart): a new folder each run, so keyed by content
+    key = hashlib.blake2b(data, digest_size=16).digest()
     if key not in _VALUES_FILES:
         yaml = YAML(typ="safe", pure=False)
         yaml.version = (1, 1)  # sigs.k8s.io/yaml (go-yaml v2), as helm reads values files
-        loaded = yaml.load(path.read_text(encoding="utf-8"))
+        loaded = yaml.load(data.decode("utf-8"))
         _VALUES_FILES[key] = loaded if isinstance(loaded, dict) else {}
     return _VALUES_FILES[key]
 
@@ -485,9 +505,9 @@ def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[st
         distinct.setdefault(key, item)
     unique = list(distinct.values())
     batches = [unique[start:start + BATCH] for start in range(0, len(unique), BATCH)]
-    defaults = _values_file(chart / "values.yaml")
-    variants = {variant: _variant_values(chart, variant, defaults) for variant in {v for v, _ in unique}}
     with offline_chart(chart) as copy:
+        defaults = _values_file(copy / "values.yaml")  # the copy's: the chart's own file may be a link out
+        variants = {variant: _variant_values(copy, variant, defaults) for variant in {v for v, _ in unique}}
         if parallel <= 1 or len(batches) == 1:
             rendered = [r for group in batches for r in _batch(helm, copy, group, variants, shared)]
         else:
