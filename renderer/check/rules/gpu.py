@@ -19,12 +19,14 @@ from typing import Any
 from renderer.check.rules import Hit, RuleContext, rule
 from renderer.errors import ERROR, WARNING
 from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE, Emitted
-from renderer.resolve.platform import PlatformFacts
+from renderer.platform_chart.gotemplate import go_quote
+from renderer.resolve.platform import PlatformFacts, go_format, go_truthy
 
 HAMI = "cozystack.hami"
 KUBEVIRT = "cozystack.kubevirt"
 OPERATOR_NAMESPACE = "cozy-gpu-operator"  # install.namespace of sources/gpu-operator.yaml
 TALOS_DRIVER_DIR = "/var/nvidia-driver"
+UPSTREAM_DRIVER_DIR = "/run/nvidia/driver"  # NVIDIA gpu-operator values.yaml hostPaths.driverInstallDir
 COMPAT_DAEMONSET = "nvidia-driver-compat"
 DCGM_CONFIGMAP = "dcgm-custom-metrics"
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
@@ -316,7 +318,10 @@ def gpu_06(ctx: RuleContext) -> Iterator[Hit]:
     dcgm-custom-metrics ConfigMap as the DCGM exporter's metrics list. Without the DaemonSet the
     validator never passes; without the ConfigMap dcgm-exporter cannot start with its configured
     metrics file. Both must be in namespace cozy-gpu-operator. gpu.variant: container on Talos renders
-    all three; this rule catches the overlay copied by hand without its companions.
+    all three; this rule catches the overlay copied by hand without its companions, and the overlay on
+    a Talos host (variant default with sandboxWorkloads.enabled: false) whose driverInstallDir was set
+    back to the upstream /run/nvidia/driver (or left out, which is the same default): the Talos
+    extension never puts a driver there, so the validator never passes.
     """,
     [SRC_EXAMPLES],
 )
@@ -325,7 +330,15 @@ def gpu_07(ctx: RuleContext) -> Iterator[Hit]:
     if v.standalone is None:
         return
     base = ("spec", "components", "gpu-operator", "values", "gpu-operator")
-    if dig(v.operator_values, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR and \
+    install_dir = dig(v.operator_values, "hostPaths", "driverInstallDir")
+    if v.host_os == "talos" and v.variant == "default" and v.serves_pods and install_dir != TALOS_DRIVER_DIR:
+        written = install_dir if install_dir is not None else f"{UPSTREAM_DRIVER_DIR} (the upstream default)"
+        where = base + (("hostPaths", "driverInstallDir") if install_dir is not None
+                        else ("sandboxWorkloads", "enabled"))
+        yield Hit(f"Talos GPU overlay is incomplete: hostPaths.driverInstallDir is {written}, not {TALOS_DRIVER_DIR}; "
+                  f"the Talos NVIDIA extension puts no driver there, so the validator never passes.",
+                  v.standalone, where)
+    if install_dir == TALOS_DRIVER_DIR and \
             not v.has_object("apps/v1", "DaemonSet", OPERATOR_NAMESPACE, COMPAT_DAEMONSET):
         yield Hit(f"Talos GPU overlay is incomplete: DaemonSet {OPERATOR_NAMESPACE}/{COMPAT_DAEMONSET} is not "
                   f"rendered (it stages the driver into {TALOS_DRIVER_DIR}).",
@@ -343,9 +356,13 @@ def gpu_07(ctx: RuleContext) -> Iterator[Hit]:
     """
     On apt hosts the container variant uses the driver the host installed under the standard prefix;
     hostPaths.driverInstallDir overrides belong to the Talos native overlay. Pointing the validator
-    elsewhere on apt makes it wait for files that are not there.
+    elsewhere on apt makes it wait for files that are not there. For the same reason the variant's
+    values file switches the operator's own driver and toolkit off (driver.enabled: false,
+    toolkit.enabled: false): turned back on (any Go-truthy value, as the NVIDIA chart reads it), the
+    operator installs a second driver or rewrites the containerd configuration the host's
+    nvidia-ctk set up.
     """,
-    [SRC_CONTAINER_DOC],
+    [SRC_CONTAINER_DOC, f"{SRC_C}packages/system/gpu-operator/values-container.yaml"],
 )
 def gpu_08(ctx: RuleContext) -> Iterator[Hit]:
     v = gpu_view(ctx)
@@ -353,6 +370,17 @@ def gpu_08(ctx: RuleContext) -> Iterator[Hit]:
             dig(v.operator_values, "hostPaths", "driverInstallDir") is not None:
         yield Hit("No driverInstallDir override is needed with an apt-installed driver.", v.standalone,
                   ("spec", "components", "gpu-operator", "values", "gpu-operator", "hostPaths", "driverInstallDir"))
+    if v.host_os == "apt" and v.variant == "container" and v.standalone is not None:
+        for component, what in (("driver", "a driver container over the apt-installed driver"),
+                                ("toolkit", "its own container toolkit over the host's nvidia-ctk configuration")):
+            enabled = dig(v.operator_values, component, "enabled")
+            if go_truthy(enabled):
+                shown = "true" if enabled is True else \
+                    f"{go_quote(enabled) if isinstance(enabled, str) else go_format(enabled)} (read as true)"
+                yield Hit(f"{component}.enabled: {shown} on an apt host installs {what}; the container "
+                          f"variant uses the host's (values-container.yaml sets {component}.enabled: false).",
+                          v.standalone, ("spec", "components", "gpu-operator", "values", "gpu-operator", component,
+                                         "enabled"))
 
 
 @rule(
@@ -442,7 +470,9 @@ def gpu_11(ctx: RuleContext) -> Iterator[Hit]:
     """
     The NVIDIA chart reads vgpuManager.imagePullSecrets (like every per-component imagePullSecrets) as
     a list of Secret names, not the Kubernetes [{name: ...}] shape; objects there break the rendered
-    DaemonSet. The Secret itself is a docker-registry Secret in cozy-gpu-operator.
+    DaemonSet, and so does a single name written as a string (or a mapping) instead of a list: the
+    documentation's example is a list of strings. The Secret itself is a docker-registry Secret in
+    cozy-gpu-operator.
     """,
     [f"{SRC_VGPU_DOC} (example comment)"],
 )
@@ -454,12 +484,39 @@ def gpu_12(ctx: RuleContext) -> Iterator[Hit]:
         for i, item in enumerate(secrets):
             if not isinstance(item, str):
                 yield Hit(message, **v.knob_at("vgpuManager", "imagePullSecrets", i))
+    elif _nonempty(secrets):
+        # A bare name (or a map) is not the list the documentation states: the NVIDIA chart ranges over it.
+        yield Hit(f"{message[:-1]}, not {_shape(secrets)}: write it as a list.",
+                  **v.knob_at("vgpuManager", "imagePullSecrets"))
+    base = ("spec", "components", "gpu-operator", "values", "gpu-operator", "vgpuManager", "imagePullSecrets")
     secrets = dig(v.operator_values, "vgpuManager", "imagePullSecrets")
     if isinstance(secrets, list):
         for i, item in enumerate(secrets):
             if not isinstance(item, str):
-                yield Hit(message, v.standalone, ("spec", "components", "gpu-operator", "values", "gpu-operator",
-                                                  "vgpuManager", "imagePullSecrets", i))
+                yield Hit(message, v.standalone, (*base, i))
+    elif _nonempty(secrets):
+        yield Hit(f"{message[:-1]}, not {_shape(secrets)}: write it as a list.", v.standalone, base)
+
+
+def _shape(value: Any) -> str:
+    """How a user would name the YAML shape of ``value`` (a string, a mapping, a number, a boolean)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list"
+
+
+def _read_as_true(written: Any) -> str:
+    """`` (the chart reads "no" as true)`` for a Go-truthy value that is not the boolean true, else ""."""
+    if written is True:
+        return ""
+    shown = go_quote(written) if isinstance(written, str) else go_format(written)
+    return f" (the chart reads {shown} as true)"
 
 
 def _model_generation(ctx: RuleContext, model: str) -> str | None:
@@ -480,7 +537,9 @@ def _model_generation(ctx: RuleContext, model: str) -> str | None:
     Ada Lovelace/Blackwell (L4, L40, L40S, B100) use SR-IOV virtual functions: there is no
     /sys/class/mdev_bus, the device manager crashloops ("no parent devices found"), and the VFs are
     listed in gpu.permittedHostDevices.pciHostDevices. Decided from host.gpuModel; skipped when the
-    model is not set or not one of those named above.
+    model is not set or not one of those named above. `enabled` is read as the chart reads it (Go
+    template truthiness): any non-empty value, "no" and "false" included, forwards
+    vgpuDeviceManager.enabled: true.
     """,
     [f"{SRC_C}packages/system/gpu-operator/values.yaml", f"{SRC_C}packages/system/gpu-operator/values-vgpu.yaml",
      SRC_VGPU_DOC],
@@ -490,9 +549,12 @@ def gpu_13(ctx: RuleContext) -> Iterator[Hit]:
     model = v.overlay.get("host", "gpuModel")
     if not (v.bundle and v.facts.gpu_operator_variant == "vgpu") or not isinstance(model, str):
         return
-    if v.knob("vgpuDeviceManager", "enabled") is True and _model_generation(ctx, model) == "sriov":
+    # iaas.yaml forwards vgpuDeviceManager.enabled: true whenever the value is Go-truthy (`if
+    # (((.Values.gpu).vgpuDeviceManager).enabled)`): "no", "false" and 1 turn the device manager on too.
+    if go_truthy(v.knob("vgpuDeviceManager", "enabled")) and _model_generation(ctx, model) == "sriov":
+        read_as = _read_as_true(v.knob("vgpuDeviceManager", "enabled"))
         yield Hit(f"vgpu-device-manager crashloops on SR-IOV GPUs ({model}: no /sys/class/mdev_bus); keep it off "
-                  "and list VFs in gpu.permittedHostDevices.pciHostDevices.",
+                  f"and list VFs in gpu.permittedHostDevices.pciHostDevices.{read_as}",
                   **v.knob_at("vgpuDeviceManager", "enabled"))
 
 
@@ -507,6 +569,8 @@ def gpu_13(ctx: RuleContext) -> Iterator[Hit]:
     pci table, and the mdev table is added only with gpu.vgpuDeviceManager.enabled: true and
     replaceDefaults false, so without user pciHostDevices/mediatedDevices this is the out-of-the-box
     state — warning: list the SR-IOV VFs, or turn the device manager on for mdev GPUs.
+    replaceDefaults and vgpuDeviceManager.enabled are read as the chart reads them (Go template
+    truthiness: `1`, "no" and "false" are true; 0, "" and null are false).
     """,
     [SRC_GPU_DOC, SRC_VGPU_DOC, f"{SRC_IAAS} L82-119"],
 )
@@ -515,15 +579,18 @@ def gpu_14(ctx: RuleContext) -> Iterator[Hit]:
     if not v.bundle:
         return
     message = "No permittedHostDevices will be rendered; every GPU VM will be rejected."
-    replace = v.knob("replaceDefaults") is True
+    # `$replace := default false (.Values.gpu).replaceDefaults` then `if not $replace`: Go truthiness,
+    # so 1, "no" and "false" drop the defaults as true does.
+    replace = go_truthy(v.knob("replaceDefaults"))
     pci = v.knob("permittedHostDevices", "pciHostDevices")
     mdev = v.knob("permittedHostDevices", "mediatedDevices")
     if v.facts.gpu_operator_variant == "default":
         if replace and not pci:
-            yield Hit(f"{message} (gpu.replaceDefaults: true drops the NVIDIA table and no pciHostDevices are "
+            read_as = _read_as_true(v.knob("replaceDefaults"))
+            yield Hit(f"{message} (gpu.replaceDefaults: true{read_as} drops the NVIDIA table and no pciHostDevices are "
                       "listed)", **v.knob_at("replaceDefaults"))
     elif v.facts.gpu_operator_variant == "vgpu" and not pci and not mdev and \
-            (replace or v.knob("vgpuDeviceManager", "enabled") is not True):
+            (replace or not go_truthy(v.knob("vgpuDeviceManager", "enabled"))):
         yield Hit(f"{message} (vgpu: list SR-IOV VFs in gpu.permittedHostDevices.pciHostDevices, or set "
                   "gpu.vgpuDeviceManager.enabled: true for mdev GPUs)", severity=WARNING, **v.chosen_at())
 
@@ -543,7 +610,7 @@ def gpu_14(ctx: RuleContext) -> Iterator[Hit]:
 )
 def gpu_15(ctx: RuleContext) -> Iterator[Hit]:
     v = gpu_view(ctx)
-    if not (v.bundle and v.facts.gpu_operator_variant == "default") or v.knob("replaceDefaults") is True:
+    if not (v.bundle and v.facts.gpu_operator_variant == "default") or go_truthy(v.knob("replaceDefaults")):
         return
     defaults = {d["pciVendorSelector"].upper(): d["resourceName"]
                 for d in ctx.data("gpu/facts.yaml")["passthroughDefaults"]}
