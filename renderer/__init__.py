@@ -4,4 +4,4 @@ Importing the package is free of side effects and of heavy imports; the pipeline
 ``renderer.pipeline`` and the command line in ``renderer.cli``.
 """
 
-__version__ = "0.2.0"  # pyproject.toml, CHANGELOG.md; tagged v0.2.0
+__version__ = "0.3.0"  # pyproject.toml, CHANGELOG.md; tagged v0.3.0

@@ -12,6 +12,8 @@ reference page ``docs/overlay-reference.md``; the platform chart catalogues
 (``renderer/check/schemas/data/crd-schemas/``,
 ``renderer/_generated/schema_validators/``; ``python -m renderer.check.schemas.build --kubernetes-validate
 WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
+
+A maintainer tool for a source checkout: installed, it refuses in one line and writes nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from renderer.generated_files import CHECKOUT, Files, Owned, stale_files, write_files
+from renderer.generated_files import CHECKOUT, Files, Owned, refusal, stale_files, write_files
 
 RULES_PAGE = CHECKOUT / "docs" / "rules.md"
 
@@ -95,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when an artefact is stale")
     args = parser.parse_args(argv)
+    refused = refusal("python -m renderer.generate")
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     problems: list[str] = []
     for name, generator in GENERATORS.items():
         files, owned = generator()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -59,8 +60,22 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest)
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+# Set by .ci/run, which runs the suite from the unpacked sdist against the built wheel installed in a
+# fresh virtual environment: then `renderer` must be that install, never a source tree (issue 31: a
+# folder missing from the wheel must fail a test, not be served from the checkout).
+INSTALLED = os.environ.get("COZY_RENDER_TEST_INSTALLED") == "1"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "loopback: test talks to a server on 127.0.0.1 that it started itself")
+    if INSTALLED:
+        import renderer
+
+        package = Path(renderer.__file__).resolve().parent
+        if package.is_relative_to(REPO) or not any(part in ("site-packages", "dist-packages") for part in package.parts):
+            raise pytest.UsageError(f"COZY_RENDER_TEST_INSTALLED=1 but renderer is imported from {package}, not from "
+                                    "an installed wheel (run pytest with --import-mode=importlib, from the venv's "
+                                    "pytest, outside the source tree's sys.path)")
 
 
 @pytest.fixture

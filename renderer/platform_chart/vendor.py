@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="cozy-render repository root (for tests/platform_chart/suites)")
     parser.add_argument("--no-generate", action="store_true", help="copy only; skip python -m renderer.generate")
     args = parser.parse_args(argv)
+    from renderer.generated_files import refusal
+
+    refused = refusal("python -m renderer.platform_chart.vendor")
+    if refused:  # it writes into renderer/platform_chart/charts: never into an installed package
+        print(refused, file=sys.stderr)
+        return 2
     target = vendor(args.checkout, args.name, args.repo_root)
     print(f"vendored {target}")
     if args.no_generate:

@@ -172,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubernetes-validate", type=Path, metavar="WHEEL",
                         help="kubernetes-validate wheel to (re-)extract the core-kind bundles from")
     args = parser.parse_args(argv)
-    from renderer.generated_files import write_files
+    from renderer.generated_files import refusal, write_files
+
+    refused = refusal("python -m renderer.check.schemas.build")
+    if refused:  # it writes into renderer/: never into an installed package
+        print(refused, file=sys.stderr)
+        return 2
 
     files = expected_files(args.kubernetes_validate)
     if args.check:
