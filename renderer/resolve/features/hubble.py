@@ -29,6 +29,7 @@ nothing is rendered and rule HUB-02 refuses the overlay.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from renderer.errors import ERROR, WARNING, Finding
@@ -245,9 +246,15 @@ def _endpoint_host_port(endpoint: Any, default_port: str, where: Path_,
     host = parts[0]
     port = parts[1] if len(parts) > 1 else default_port
     if not host:
-        _note(ctx, WARNING, f"API server endpoint {endpoint!r} has no scheme, so the platform renders "
+        # Go's url.Parse leaves the host empty for two reasons: no `scheme://` at all ("api.example.org:6443"
+        # reads "api.example.org" as the scheme), or a scheme with nothing before the port ("https://:6443").
+        why = "has an empty host" if _WITH_AUTHORITY.match(str(endpoint)) else "has no scheme"
+        _note(ctx, WARNING, f"API server endpoint {endpoint!r} {why}, so the platform renders "
                             "cilium.k8sServiceHost \"\"; write it as https://<host>:<port>", where)
     return host, port
+
+
+_WITH_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def _note(ctx: FeatureContext | None, severity: str, message: str, where: Path_) -> None:

@@ -440,3 +440,15 @@ def test_rule_locations_point_at_the_overlay_line_that_set_the_value(cluster) ->
     result = emit_overlay(load_overlay(path))
     (hit,) = run_rules(result, only=["HUB-04"])
     assert (hit.location.line, hit.location.col) == (9, 31)  # the `false`
+
+
+@pytest.mark.parametrize(("endpoint", "why"), [("api.example.org:6443", "has no scheme"),
+                                               ("https://:6443", "has an empty host"),
+                                               ("https://user@:6443", "has an empty host")])
+def test_own_says_why_the_host_is_empty(cluster, endpoint: str, why: str) -> None:
+    # OVL-ENDPOINT names the cause: "https://:6443" has a scheme, its host is what is missing.
+    data = overlay({"platform": {"variant": "isp-full-generic",
+                                 "values": {"publishing": {"apiServerEndpoint": endpoint}}}},
+                   {"hubble": {"enabled": True, "ownership": "own"}})
+    (finding,) = [f for f in render(cluster(data)).findings if f.code == "OVL-ENDPOINT"]
+    assert f"{endpoint!r} {why}," in finding.message
