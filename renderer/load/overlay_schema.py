@@ -224,11 +224,12 @@ DEFINITION: dict[str, Any] = {
                             "properties": {
                                 "enabledPackages": {
                                     "type": ["array", "object"],
-                                    "items": {"type": "string"},
                                     "description": (
                                         "Optional packages to render (full cozystack. names). An empty map is "
                                         "accepted as the chart accepts it (`default (list)` makes it an empty "
-                                        "list); a non-empty map fails the chart's `has` (PLT-13)."
+                                        "list); a non-empty map fails the chart's `has` (PLT-13). An entry that "
+                                        "is not a string renders (Sprig `has` never matches it) and has no "
+                                        "effect (PLT-08)."
                                     ),
                                 },
                                 "disabledPackages": {

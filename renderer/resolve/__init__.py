@@ -89,7 +89,10 @@ def _merge_package_lists(values: dict[str, Any], enabled: dict[str, Location | N
             continue
         if not isinstance(user, list) and user is not None:
             continue  # not a list: leave it for the rules to report, do not guess
-        merged = sorted(set(names) | set(extra), key=str)
+        # Names sort and merge; an entry that is not a string (PLT-08: the chart's `has` never matches
+        # it) stays after them, in the user's order, as the chart would see it.
+        others = [name for name in names if not isinstance(name, str)]
+        merged = sorted({name for name in names if isinstance(name, str)} | set(extra)) + others
         if merged:
             bundles = values.setdefault("bundles", {}) if bundles is None else bundles
             bundles[key] = merged

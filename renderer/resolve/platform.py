@@ -134,7 +134,8 @@ class PlatformFacts:
 
     def _list(self, key: str) -> list[str]:
         value = self.get("bundles", key, default=[])
-        return [str(v) for v in value] if isinstance(value, list) else []
+        # Sprig `has` compares with the item's own type: only string entries ever name a Package.
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
     @property
     def enabled_packages(self) -> list[str]:

@@ -224,5 +224,6 @@ def test_null_deletes_a_typed_inherited_block(repo) -> None:
 
 def test_platform_values_keys_cozy_render_reads_are_typed(repo) -> None:
     root = repo({"clusters/c1/cluster.yaml": cluster(
-        "c1", "host: {os: apt}\nplatform:\n  variant: isp-full\n  values:\n    bundles: {enabledPackages: [[a]]}\n")})
-    assert "platform.values.bundles.enabledPackages[0] must be a string, got array" in error_of(root / "clusters/c1")
+        "c1", "host: {os: apt}\nplatform:\n  variant: isp-full\n  values:\n    bundles: {disabledPackages: [[a]]}\n")})
+    # (enabledPackages entries are not typed: a non-string one renders and has no effect, PLT-08.)
+    assert "platform.values.bundles.disabledPackages[0] must be a string, got array" in error_of(root / "clusters/c1")

@@ -28,7 +28,7 @@ from renderer.check.rules.common import (
 )
 from renderer.errors import ERROR, WARNING
 from renderer.model import GPU_OPERATOR, PACKAGE_API, PLATFORM_PACKAGE
-from renderer.platform_chart.model import go_quote
+from renderer.platform_chart.model import go_quote, go_type
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
 
 _MAIN = "C:cmd/cozystack-operator/main.go"
@@ -296,7 +296,9 @@ def plt_07(ctx: RuleContext) -> Iterator[Hit]:
     isp-full-generic only). Default packages such as `cozystack.metallb` ignore it (only
     `disabledPackages` affects them), and names no helper references are silently ignored. The
     `cozystack.backupstrategy-controller` entry that values-isp-full-generic.yaml itself ships is inert
-    but not the user's doing, so it is not reported.
+    but not the user's doing, so it is not reported. An entry that is not a string (a number, a bool,
+    a list, a map) does not fail the chart: Sprig `has` compares values of the entry's own type, so it
+    never matches a Package name and the entry has no effect.
     """,
     [_HELPERS, "C:packages/core/platform/templates/bundles/*.yaml", "W:operations/configuration/components.md"],
 )
@@ -309,23 +311,52 @@ def plt_08(ctx: RuleContext) -> Iterator[Hit]:
     optional = {name: bundle for bundle in ("system", "iaas", "paas", "naas") for name in f.optional_packages(bundle)}
     defaults = {name for bundle in ("system", "iaas", "paas", "naas") for name in f.default_packages(bundle)}
     seen: set[Any] = set()
+    others = 0
     for name in enabled:
-        if not isinstance(name, (str, int, float, bool)) or name in seen or name in shipped:
+        if not isinstance(name, str):
+            others += 1
+            # The chart renders: `has $name (default (list) .Values.bundles.enabledPackages)` compares
+            # with the entry's own type, so a number, bool, list or map never matches a Package name.
+            yield Hit(f"{_shown_entry(name)} in enabledPackages has no effect: the chart's `has` compares it with "
+                      f"Package names as a {go_type(name)}, which never matches; write the full cozystack. name "
+                      "as a string.", **_other_entry_at(ctx, "enabledPackages", others))
+            continue
+        if name in seen or name in shipped:
             continue
         seen.add(name)
-        if isinstance(name, str) and name in optional:
+        if name in optional:
             bundle = optional[name]
             if f.bundle_renders(bundle):
                 continue
             why = f"it is optional in the {bundle} bundle, which does not render here"
-        elif isinstance(name, str) and name in defaults:
+        elif name in defaults:
             why = "it is a default package: only disabledPackages affects it"
-        elif not isinstance(name, str) or not name.startswith("cozystack."):
+        elif not name.startswith("cozystack."):
             why = "optional packages are listed by their full cozystack. name"
         else:
             why = "no platform bundle references this name"
         yield platform_list_hit(ctx, f"{name} in enabledPackages has no effect on this variant ({why}).",
                                  "enabledPackages", name)
+
+
+def _shown_entry(entry: Any) -> str:
+    return go_quote(go_format(entry)) if isinstance(entry, (list, dict)) else go_format(entry)
+
+
+def _other_entry_at(ctx: RuleContext, key: str, nth: int) -> dict[str, Any]:
+    """Where the overlay wrote its ``nth`` (from 1) non-string bundles.<key> entry (features only add
+    strings, so the non-string entries of the rendered list are the overlay's, in its order)."""
+    listed = ctx.overlay.get("platform", "values", "bundles", key)
+    count = 0
+    for i, entry in enumerate(listed if isinstance(listed, list) else []):
+        if not isinstance(entry, str):
+            count += 1
+            if count == nth:
+                return {"overlay_path": ("platform", "values", "bundles", key, i)}
+    platform = platform_package(ctx)
+    if platform is not None:
+        return {"emitted": platform, "obj_path": ("spec", "components", "platform", "values", "bundles", key)}
+    return {"overlay_path": ("platform",)}
 
 
 _STAGE_CNI_MESSAGE = \
