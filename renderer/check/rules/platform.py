@@ -648,3 +648,42 @@ def plt_16(ctx: RuleContext) -> Iterator[Hit]:
             yield Hit(f"PackageSource {e.name} is shipped by the platform chart {f.chart.version} "
                       f"({f.chart.sources[e.name]['file']}): the platform release re-applies its own copy, so "
                       "two owners fight over it; name your source differently.", e, ("metadata", "name"))
+
+
+# Platform values the chart tests with Go template truthiness (`if .Values.x`, `dig ... false`): what a
+# true reading does. The gpu.* switches are GPU-13/GPU-14's.
+_READ_AS_TRUE = (
+    (("networking", "encryption", "enabled"), "KubeOVN IPsec is turned on (kube-ovn func.ENABLE_OVN_IPSEC: true)"),
+    (("telemetry", "disabled"), "cozystack-controller telemetry is disabled"),
+    (("bundles", "system", "enabled"), "the system bundle renders"),
+    (("bundles", "iaas", "enabled"), "the iaas bundle renders"),
+    (("bundles", "paas", "enabled"), "the paas bundle renders"),
+    (("bundles", "naas", "enabled"), "the naas bundle renders"),
+)
+_FALSE_SPELLINGS = ("false", "no", "off", "0", "n", "f")
+
+
+@rule(
+    "PLT-17", WARNING,
+    "A platform value spelled false that the chart reads as true",
+    """
+    The platform chart tests these values with Go template truthiness (`if .Values.telemetry.disabled`,
+    `dig "encryption" "enabled" false .Values.networking`): every non-empty string is true, so a quoted
+    "false" (or "no", "off", "0") turns the switch ON without a word: `networking.encryption.enabled:
+    "false"` enables KubeOVN IPsec on main, `bundles.paas.enabled: "false"` renders the paas bundle.
+    The render path models the value as the chart reads it (true); this warning says so. Write the
+    YAML boolean false (unquoted), or leave the key out. Only keys the cluster's chart version reads
+    are judged (v1.6.2 does not read networking.encryption).
+    """,
+    [_SYSTEM, _IAAS, _PAAS, _NAAS, "text/template: truth of a non-empty string"],
+)
+def plt_17(ctx: RuleContext) -> Iterator[Hit]:
+    f = facts(ctx)
+    for path, effect in _READ_AS_TRUE:
+        value = f.chart_get(*path)
+        if not isinstance(value, str) or value.strip().lower() not in _FALSE_SPELLINGS or \
+                not f.reads(".".join(path)):
+            continue
+        yield _values_hit(ctx, f"{'.'.join(path)}: {go_quote(value)} is a string, which the platform chart "
+                               f"{f.chart.version} reads as true: {effect}; write {path[-1]}: false (unquoted) "
+                               "to turn it off.", path)
