@@ -44,11 +44,18 @@ def test_the_sample_cuda_pod_as_a_post_sync_job(tmp_path: Path, cluster: str) ->
     assert meta["annotations"] == {"argocd.argoproj.io/hook": "PostSync",
                                    "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
     assert meta["labels"][VERIFY_LABEL] == "true"
-    (container,) = job["spec"]["template"]["spec"]["containers"]
-    # W:operations/gpu-container-workloads.md section 3, as written there.
-    assert container == {"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    # W:operations/gpu-container-workloads.md section 3, as written there, the image pinned by digest
+    # with the page's tag beside it (issue 32 item 3).
+    assert container == {"name": "cuda", "image": "docker.io/nvidia/cuda:12.4.1-base-ubuntu22.04@sha256:"
+                         "8767a245ed2c481eb245d8f6c625accc3788e1fb8612403d6b4cd4645a4f09c7",
                          "command": ["nvidia-smi"], "resources": {"limits": {"nvidia.com/gpu": 1}}}
-    assert job["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert pod["restartPolicy"] == "OnFailure"
+    # Both routes that render it need the nvidia RuntimeClass (the documented containerd setup does not
+    # make nvidia the default runtime; Talos never does), and GPU nodes may carry the GPU taint.
+    assert pod["runtimeClassName"] == "nvidia"
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
 
 
 def test_absent_unless_asked_for(tmp_path: Path) -> None:
