@@ -13,7 +13,9 @@ JSON shape (``"version": 1``; keys are only ever added)::
      "platform_source": "helm" | "model",
      "changed_inputs": [{"path": "overlays/base/cluster.yaml", "reaches": ["c1", "c2"]}],
      "clusters": [{"cluster": "c1", "status": "added|removed|changed|unchanged", "rendered": true,
-                   "changed_inputs": [...], "base_failed": false, "head_failed": false,
+                   "changed_inputs": [...],
+                   "base"/"head": {"status": "absent|rendered|refused|not-rendered",
+                                   "platform_version", "refused_by": [finding]},
                    "objects": [{"apiVersion", "kind", "namespace", "name",
                                 "status": "create|change|unchanged|orphaned",
                                 "changes": [{"path": "/spec/x", "type": "added|removed|changed",
@@ -97,7 +99,9 @@ def _source_text(source: str) -> str:
 
 def _counts_text(c: ClusterReview) -> str:
     n = counts(c.objects)
-    parts = [f"{n[CREATE]} to create, {n[CHANGE]} to change, {n[UNCHANGED]} unchanged, {n[ORPHANED]} orphaned",
+    refused = " and ".join(side for side, _ in _refusals(c))
+    parts = [f"refused at the {refused}" if refused else
+             f"{n[CREATE]} to create, {n[CHANGE]} to change, {n[UNCHANGED]} unchanged, {n[ORPHANED]} orphaned",
              f"findings +{len(c.introduced)} -{len(c.resolved)}"]
     if c.platform is not None:
         p = c.platform
@@ -124,6 +128,20 @@ def _whole_set(p: PlatformDelta) -> str:
     """A new or removed cluster's whole platform-made set, as one line."""
     names = [c.name for c in p.changes]
     return f"{len(names)} platform-made Packages: {', '.join(names)}"
+
+
+_REFUSED_TEXT = ("the render at the {side} is refused (render exits 3; Argo CD's plugin generates nothing for it, "
+                 "so nothing syncs): no objects compared, no platform reaction; refused by")
+
+
+def _refusals(c: ClusterReview) -> list[tuple[str, tuple[Finding, ...]]]:
+    """(side, the findings refusing it) for each refused side of the cluster."""
+    return [(side, refusing) for side, failed, refusing in (("base", c.base_failed, c.refusing_base),
+                                                             ("head", c.head_failed, c.refusing_head)) if failed]
+
+
+def _side_dict(state: str, version: str | None, refusing: tuple[Finding, ...]) -> dict[str, Any]:
+    return {"status": state, "platform_version": version, "refused_by": [f.as_dict() for f in refusing]}
 
 
 def _failure_lines(p: PlatformDelta) -> list[str]:
@@ -158,9 +176,10 @@ def write_text(review: Review, out: TextIO, colour: bool) -> None:
         if c.status == "unchanged":
             continue
         out.write("\n" + paint(f"# cluster {c.name}: {c.status}", BOLD) + "\n")
-        for side, failed in (("base", c.base_failed), ("head", c.head_failed)):
-            if failed:
-                out.write(f"the {side} does not render (its findings below); objects not compared\n")
+        for side, refusing in _refusals(c):
+            out.write(f"{_REFUSED_TEXT.format(side=side)}:\n")
+            for f in refusing:
+                out.write(f"  {f.format()}\n")
         for o in c.objects:
             status = paint(f"{STATUS_TEXT[o.status]:<{WIDTH}}", _STATUS_COLOUR[o.status])
             out.write(f"{status}  {printable(ref(o.key))}\n")
@@ -220,8 +239,10 @@ def as_dict(review: Review) -> dict[str, Any]:
                         "summary": {"added": p.count(ADDED), "changed": p.count(CHANGED),
                                     "removed": p.count(REMOVED)}}
         clusters.append({"cluster": c.name, "status": c.status, "rendered": c.rendered,
-                         "changed_inputs": c.changed_inputs, "base_failed": c.base_failed,
-                         "head_failed": c.head_failed, "objects": objects, "summary": counts(c.objects),
+                         "changed_inputs": c.changed_inputs,
+                         "base": _side_dict(c.base_state, c.versions[0], c.refusing_base),
+                         "head": _side_dict(c.head_state, c.versions[1], c.refusing_head),
+                         "objects": objects, "summary": counts(c.objects),
                          "findings": {"introduced": [f.as_dict() for f in c.introduced],
                                       "resolved": [f.as_dict() for f in c.resolved]},
                          "platform": platform})
@@ -309,7 +330,8 @@ def _row(c: ClusterReview) -> str:
         platform = f"+{p.count(ADDED)} ~{p.count(CHANGED)} -{p.count(REMOVED)}"
         if p.failure_head and p.failure_head != p.failure_base:
             platform += " (chart fails)"
-    objects = "—" if c.base_failed or c.head_failed else f"+{n[CREATE]} ~{n[CHANGE]} -{n[ORPHANED]}"
+    refused = " and ".join(side for side, _ in _refusals(c))
+    objects = f"refused at the {refused}" if refused else f"+{n[CREATE]} ~{n[CHANGE]} -{n[ORPHANED]}"
     errors = f" ({len(c.new_errors)} new error{'s' * (len(c.new_errors) != 1)})" if c.new_errors else ""
     return (f"| {md(c.name)} | {c.status} | {objects} | +{len(c.introduced)} -{len(c.resolved)}{errors} "
             f"| {platform} |")
@@ -317,14 +339,16 @@ def _row(c: ClusterReview) -> str:
 
 def _section(c: ClusterReview, with_diffs: bool) -> str:
     n = counts(c.objects)
-    summary = (f"<b>{md(c.name)}</b>: {c.status}, objects +{n[CREATE]} ~{n[CHANGE]} -{n[ORPHANED]}, "
-               f"findings +{len(c.introduced)} -{len(c.resolved)}")
+    refused = " and ".join(side for side, _ in _refusals(c))
+    objects = f"refused at the {refused}" if refused else f"objects +{n[CREATE]} ~{n[CHANGE]} -{n[ORPHANED]}"
+    summary = f"<b>{md(c.name)}</b>: {c.status}, {objects}, findings +{len(c.introduced)} -{len(c.resolved)}"
     parts = [f"<details><summary>{summary}</summary>\n\n"]
     if c.changed_inputs:
         parts.append("Reads the changed " + ", ".join(_code(p) for p in c.changed_inputs) + ".\n\n")
-    for side, failed in (("base", c.base_failed), ("head", c.head_failed)):
-        if failed:
-            parts.append(f"The {side} does not render (findings below): objects not compared.\n\n")
+    for side, refusing in _refusals(c):
+        sentence = _REFUSED_TEXT.format(side=side)
+        parts.append(f"**{md(sentence[:1].upper() + sentence[1:])}:**\n\n"
+                     + "".join(f"- {_finding_md(f)}\n" for f in refusing) + "\n")
     changed = [o for o in c.objects if o.status != UNCHANGED]
     if changed:
         parts.append("| object | status |\n| --- | --- |\n")

@@ -20,7 +20,11 @@ from renderer.preview.objects import ObjectChange, compare_objects
 from renderer.preview.platform import PlatformDelta, Reactor
 from renderer.preview.trees import Repository, Side, changed_paths
 
-ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
+ADDED, REMOVED, CHANGED, UNCHANGED, RENAMED = "added", "removed", "changed", "unchanged", "renamed"
+# What one side of one cluster is: not in that revision, rendered, refused (``render`` would exit 3:
+# an error finding, or no render at all; Argo CD's plugin generates nothing there, so nothing syncs),
+# or not rendered because it reads no changed file.
+ABSENT, RENDERED, REFUSED, SKIPPED = "absent", "rendered", "refused", "not-rendered"
 
 
 class Rendered(NamedTuple):
@@ -35,8 +39,24 @@ class Rendered(NamedTuple):
         return self.result is None
 
     @property
+    def refusing(self) -> list[Finding]:
+        """The findings that make ``render`` refuse this side (exit 3): its errors."""
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def refused(self) -> bool:
+        return self.result is None or bool(self.refusing)
+
+    @property
     def objects(self) -> list[dict[str, Any]]:
         return [e.obj for e in self.result.objects] if self.result is not None else []
+
+    @property
+    def platform_version(self) -> str | None:
+        """The platform chart version this side's render uses (``platform.version`` or the default)."""
+        if self.result is None:
+            return None
+        return str(self.result.plan.facts.version)
 
 
 class ClusterReview(NamedTuple):
@@ -47,13 +67,30 @@ class ClusterReview(NamedTuple):
     introduced: list[Finding]
     resolved: list[Finding]
     platform: PlatformDelta | None
-    base_failed: bool
-    head_failed: bool
+    base_state: str  # absent | rendered | refused | not-rendered
+    head_state: str
     changed_inputs: list[str]  # the changed files this cluster reads (why it was rendered)
+    refusing_base: tuple[Finding, ...] = ()  # the errors that refuse the base's render (base_state refused)
+    refusing_head: tuple[Finding, ...] = ()
+    versions: tuple[str | None, str | None] = (None, None)  # platform.version at the base and the head
+    renamed_from: str | None = None  # status renamed: the cluster folder's name at the base
 
     @property
     def new_errors(self) -> list[Finding]:
         return [f for f in self.introduced if f.severity == ERROR]
+
+    @property
+    def base_failed(self) -> bool:
+        return self.base_state == REFUSED
+
+    @property
+    def head_failed(self) -> bool:
+        return self.head_state == REFUSED
+
+    @property
+    def version_bump(self) -> tuple[str, str] | None:
+        old, new = self.versions
+        return (old, new) if old is not None and new is not None and old != new else None
 
 
 class Review(NamedTuple):
@@ -109,7 +146,7 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
 
     def compare_pending() -> None:
         reactor.prepare([(b.result if b else None, a.result if a else None) for _, _, b, a, _ in pending
-                         if not (b is not None and b.failed) and not (a is not None and a.failed)])
+                         if not (b is not None and b.refused) and not (a is not None and a.refused)])
         for index, name, before, after, mine in pending:
             slots[index] = _compare(name, before, after, options, reactor, mine)
         pending.clear()
@@ -228,7 +265,7 @@ def _render(side: Side, folder: Path, options: Options) -> Rendered:
 
 
 def _unchanged(name: str) -> ClusterReview:
-    return ClusterReview(name, UNCHANGED, False, [], [], [], None, False, False, [])
+    return ClusterReview(name, UNCHANGED, False, [], [], [], None, SKIPPED, SKIPPED, [])
 
 
 def _finding_key(f: Finding) -> tuple[str, str, str, str]:
@@ -269,14 +306,14 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
         overlay = overlay_side.result.overlay
         ignores += [parse_ignore(str(text), "diff.ignore", overlay.locate(("diff", "ignore", i)))
                     for i, text in enumerate(overlay.get("diff", "ignore") or [])]
-    base_failed = before is not None and before.failed
-    head_failed = after is not None and after.failed
+    base_failed = before is not None and before.refused
+    head_failed = after is not None and after.refused
     objects: list[ObjectChange] = []
+    platform = None
+    # A refused side syncs nothing (the plugin generates nothing): no objects, no platform reaction.
     if not base_failed and not head_failed:
         objects = compare_objects(before.objects if before else [], after.objects if after else [], ignores,
                                   show_secrets=options.show_secrets)
-    platform = None
-    if not base_failed and not head_failed:
         platform = reactor.delta(before.result if before else None, after.result if after else None)
     if before is None:
         status = ADDED
@@ -287,8 +324,16 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
         status = CHANGED
     else:
         status = UNCHANGED
-    return ClusterReview(name, status, True, objects, introduced, resolved, platform, base_failed, head_failed,
-                         changed_inputs)
+    secrets = [] if options.show_secrets else secret_values(
+        [*(before.objects if before else []), *(after.objects if after else [])])
+
+    def state(side: Rendered | None) -> str:
+        return ABSENT if side is None else REFUSED if side.refused else RENDERED
+
+    return ClusterReview(name, status, True, objects, introduced, resolved, platform, state(before), state(after),
+                         changed_inputs, tuple(scrub(before.refusing, secrets)) if base_failed and before else (),
+                         tuple(scrub(after.refusing, secrets)) if head_failed and after else (),
+                         (before.platform_version if before else None, after.platform_version if after else None))
 
 
 def secret_values(objects: list[dict[str, Any]]) -> list[str]:
