@@ -31,7 +31,7 @@ from renderer.codes import Code
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
 from renderer.escape import literal
 from renderer.load import limits
-from renderer.load.roots import checkout_parts
+from renderer.load.roots import checkout_parts, source_path_refusal
 
 CODES: list[Code] = [
     Code("CMP-ENV", ERROR, "An ARGOCD_ENV_* setting cozy-render reads has a bad value",
@@ -39,6 +39,15 @@ CODES: list[Code] = [
          "\"1.31\") arrive as ARGOCD_ENV_strict and ARGOCD_ENV_kubernetes-version. Two spellings of one setting "
          "with different values are refused as well. An empty value means unset.",
          "argo-cd reposerver/repository/repository.go getPluginParamEnvs (ARGOCD_ENV_ prefix)"),
+    Code("CMP-SOURCE-PATH", ERROR, "ARGOCD_APP_SOURCE_PATH would move the repository root out of the checkout",
+         "The cmp-server's working directory is the Application's folder in the checkout it unpacked, and "
+         "ARGOCD_APP_SOURCE_PATH is that folder's path inside the repository: the repository root (which every "
+         "inherits and manifests path must stay inside) is the working directory less that path. An absolute "
+         "source path, one with `..`, or one naming more folders than lie between the working directory and the "
+         "checkout (the `_cmp_server/<id>` folder, else the folder holding .git) would put the root above the "
+         "checkout, where the sidecar's own files are; it is refused and nothing is rendered.",
+         "argo-cd cmpserver/plugin/plugin.go (the request's working directory); reposerver/repository/"
+         "repository.go newEnv (ARGOCD_APP_SOURCE_PATH)"),
     Code("CMP-KUBE-VERSION", WARNING, "KUBE_VERSION has no bundled schemas; the nearest bundled minor is used",
          "KUBE_VERSION (the destination cluster's version) picks the core-kind schemas when no parameter or env "
          "entry does. A version newer than the newest bundled minor is validated with the newest, an older one "
@@ -262,7 +271,11 @@ def checkout(app_dir: Path, source_path: str) -> Checkout | None:
     out of the tarball, so ordinary root detection can miss; this is exact. None when neither fits.
     The work is ``renderer.load.roots.checkout_parts``, which a render-cache hit calls without this module.
     """
-    found = checkout_parts(app_dir.absolute().parts, source_path)
+    app = app_dir.absolute().parts
+    refusal = source_path_refusal(app, source_path)
+    if refusal is not None:
+        raise fail("CMP-SOURCE-PATH", f"ARGOCD_APP_SOURCE_PATH {literal(source_path)} {refusal}")
+    found = checkout_parts(app, source_path)
     return Checkout(Path(*found[0]), found[1]) if found else None
 
 

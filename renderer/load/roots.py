@@ -60,7 +60,7 @@ def checkout_parts(app: tuple[str, ...], source_path: str) -> tuple[tuple[str, .
     """``renderer.cmp.checkout`` on path parts (``app``: the working directory's absolute parts, the
     first being ``/``): the unpacked folder's parts and its path inside the repository, or None."""
     parts = [p for p in source_path.split("/") if p not in ("", ".")]  # PurePosixPath(...).parts, less the root
-    if not parts or ".." in parts:
+    if not parts or ".." in parts or source_path_refusal(app, source_path) is not None:
         return None
     if tuple(app[-len(parts):]) == tuple(parts):
         return tuple(app[:-len(parts)]), ""
@@ -71,3 +71,36 @@ def checkout_parts(app: tuple[str, ...], source_path: str) -> tuple[tuple[str, .
                 return tuple(app[:i + 2]), "/".join(parts[:-len(inside)])
             break
     return None
+
+
+def source_path_refusal(app: tuple[str, ...], source_path: str) -> str | None:
+    """Why ARGOCD_APP_SOURCE_PATH may not place the repository root (issue 34 item 19), or None.
+
+    The source path is the Application's folder inside the repository, so the root it gives is the
+    working directory less that many folders. An absolute path, a ``..``, or more folders than lie
+    between the working directory and the checkout would put the root above what Argo CD unpacked,
+    and every ``inherits``/``manifests`` path could then reach the sidecar's own files. The checkout is
+    the ``_cmp_server/<id>`` folder the cmp-server unpacked into, else the nearest folder holding
+    ``.git``; with neither (a tarball without .git outside a cmp-server) nothing bounds it but the
+    path's own form."""
+    if source_path.startswith("/"):
+        return "is an absolute path; it must name the Application's folder inside the repository"
+    parts = [p for p in source_path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return "names a parent folder (..); it must name the Application's folder inside the repository"
+    if not parts or tuple(app[-len(parts):]) != tuple(parts):
+        return None  # it does not place the root (the sub-tree form keeps the checkout folder itself)
+    if len(app) - len(parts) < _checkout_depth(app):
+        return "names folders above the checkout Argo CD unpacked; the repository root cannot leave it"
+    return None
+
+
+def _checkout_depth(app: tuple[str, ...]) -> int:
+    """How many leading parts of ``app`` name the checkout folder (0 when nothing marks it)."""
+    for i in range(len(app) - 2, -1, -1):
+        if app[i] == CMP_WORK_DIR_NAME:
+            return i + 2
+    for depth in range(len(app), 0, -1):
+        if os.path.exists(os.path.join(*app[:depth], ".git")):
+            return depth
+    return 0
