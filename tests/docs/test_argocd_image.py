@@ -1,11 +1,16 @@
 """The sidecar image (docs/argocd/Dockerfile) builds reproducibly: a pinned base image, hashed pins for
 every Python dependency in a lock kept fresh against pyproject.toml, pinned helm, a .dockerignore that
-lets in only the local build inputs."""
+lets in only the local build inputs. It installs exactly the release's wheel, carries OCI labels, and
+checks what it ships (issue 31): its build runs commands that load every registry and render a sample,
+and this suite runs the same commands against the installed wheel. Docker is not needed: the file is
+read statically."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -152,3 +157,85 @@ def test_builds_for_amd64_and_arm64_from_per_platform_inputs() -> None:
     # of more than one wheel (pip-compile --generate-hashes records every file of the release)
     pins = lock_pins()
     assert pins["ruamel-yaml-clib"][2] > 2 and pins["markupsafe"][2] > 2
+
+
+def project() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def build_args() -> dict[str, str]:
+    return dict(rest.split("=", 1) for word, rest in instructions() if word == "ARG" and "=" in rest)
+
+
+def test_installs_exactly_the_release_wheel() -> None:
+    """No glob: `cozy_render-*.whl` took whatever wheels dist/ held, an older release's too."""
+    assert build_args()["COZY_RENDER_VERSION"] == project()["version"]
+    wheel = "cozy_render-${COZY_RENDER_VERSION}-py3-none-any.whl"
+    copies = [rest for word, rest in instructions() if word == "COPY" and "cozy_render" in rest]
+    assert copies == [f"dist/{wheel} /tmp/build/"]
+    runs = " && ".join(rest for word, rest in instructions() if word == "RUN")
+    assert f'"/tmp/build/{wheel}"' in runs
+    assert not [w for w in re.findall(r"\S*cozy_render\S*", DOCKERFILE.read_text()) if "*" in w]
+
+
+def labels() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for word, rest in instructions():
+        if word == "LABEL":
+            found.update(dict(item.split("=", 1) for item in shlex.split(rest)))
+    return found
+
+
+def test_carries_the_oci_labels() -> None:
+    found = labels()
+    assert found["org.opencontainers.image.version"] == "${COZY_RENDER_VERSION}"
+    assert found["org.opencontainers.image.revision"] == "${COZY_RENDER_REVISION}"
+    assert found["org.opencontainers.image.licenses"] == project()["license"]
+    assert found["org.opencontainers.image.title"] == "cozy-render"
+    assert found["org.opencontainers.image.description"]
+    (base,) = [rest for word, rest in instructions() if word == "FROM"]
+    tag, digest = base.split("@")
+    assert found["org.opencontainers.image.base.digest"] == digest
+    assert found["org.opencontainers.image.base.name"] == f"docker.io/library/{tag}"
+    assert all(name.startswith("org.opencontainers.image.") for name in found)
+
+
+def readme_recipe() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    start = text.index("1. **Build the sidecar image**")
+    block = text[text.index("```sh\n", start) + 6:text.index("   ```\n", start)]
+    return [line.removeprefix("   ") for line in block.splitlines()]
+
+
+def test_the_header_recipe_is_the_readmes() -> None:
+    header = DOCKERFILE.read_text().split("\n#\n")[1]
+    assert [line.removeprefix("#   ") for line in header.splitlines()] == readme_recipe()
+    assert '--build-arg COZY_RENDER_REVISION="$(git rev-parse HEAD)"' in " ".join(readme_recipe())
+    assert f"cozy-render:{project()['version']} " in " ".join(readme_recipe())
+
+
+def image_check() -> str:
+    """The build step that checks the installed package: the last RUN."""
+    return [rest for word, rest in instructions() if word == "RUN"][-1]
+
+
+def test_the_build_loads_every_registry_and_renders_a_sample() -> None:
+    steps = [step.strip() for step in image_check().split("&&")]
+    assert "cozy-render rules >/dev/null" in steps and "cozy-render rules-doc >/dev/null" in steps
+    assert any(step.startswith("cozy-render init sample ") for step in steps)
+    assert any(step.startswith("cozy-render render ") for step in steps)
+    assert any(step.startswith("cozy-render check ") for step in steps)
+
+
+def test_the_image_check_passes_against_the_installed_package(tmp_path: Path) -> None:
+    """The same shell lines the image build runs, with the cozy-render of this interpreter's install (the
+    built wheel under .ci/run): a module missing from the wheel fails them."""
+    script = Path(sys.executable).parent / "cozy-render"
+    assert script.is_file(), f"{script}: no console script next to the interpreter"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COZY_RENDER", "PYTHONPATH"))}
+    env["PATH"] = os.pathsep.join([str(script.parent), env.get("PATH", "")])
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run(["/bin/sh", "-c", image_check()], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # the sample and its cache are gone
