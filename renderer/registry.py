@@ -45,8 +45,6 @@ class Entry(NamedTuple):
 # Codes printed at either severity, and when each applies (the rules' explanations say the same at length;
 # tests/commands/test_rules.py fails when a rule overrides its severity and is not listed here).
 SEVERITIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "PKG-03": (("error", "the name lacks the cozystack. prefix and no PackageSource in the render has it"),
-               ("warning", "a cozystack. name cozy-render's catalogue does not list (it lists not every source)")),
     "PLT-10": (("error", "the system bundle renders isp-full or isp-full-generic (the chart reads the value)"),
                ("warning", "any other configuration: the value is ignored")),
     "PLT-11": (("error", "the Package sets a key the platform renders for it to a different value"),

@@ -89,28 +89,32 @@ _MAX_HINTS = 100  # PKG-03 suggestions per render
     The controller resolves a Package by fetching the PackageSource with exactly the Package's name; there
     is no other link. Without one the Package stays Ready=False with reason PackageSourceNotFound.
 
-    Known PackageSources are the catalogue shipped with cozy-render (`variants/catalogue.yaml`, every
-    Package the Cozystack reference names) plus any PackageSource in the render. Every PackageSource
-    Cozystack ships is named `cozystack.<name>`, so a name without that prefix and no PackageSource in
-    the render is an error. The catalogue does not list every shipped source (the reference does not
-    name the paas operators, the `capi-*` or keycloak Packages), so an unlisted `cozystack.` name is only a
-    warning, with the closest known name when there is one. A PackageSource that exists only in the live
-    cluster cannot be seen offline.
+    Known PackageSources are every PackageSource the cluster's platform chart version ships (its
+    `sources/*.yaml`, which the platform release applies: `renderer/_generated/platform/<version>.json`),
+    the operator-made ones cozy-render's catalogue lists (`variants/catalogue.yaml`), and any
+    PackageSource in the render. The platform creates no other: a Package of any other name stays
+    Ready=False with PackageSourceNotFound, unless someone created that PackageSource in the cluster by
+    hand (which cannot be seen offline; render it in `manifests:` to make it known). The message names
+    the closest known name, and another vendored chart version that ships the name.
     """,
     [_RECONCILER + " (Get PackageSource by pkg.Name)", "C:packages/core/platform/sources/*.yaml"],
 )
 def pkg_03(ctx: RuleContext) -> Iterator[Hit]:
     known = sources(ctx)
+    version = ctx.facts.chart.version
     for e in ctx.packages():
         if not e.name or e.name in known:
             continue
-        message = f"No PackageSource named {e.name}; the controller will report PackageSourceNotFound."
         if not e.name.startswith("cozystack."):
+            message = f"No PackageSource named {e.name}; the controller will report PackageSourceNotFound."
             prefixed = f"cozystack.{e.name}"
             hint = f" Did you mean {prefixed}?" if prefixed in known else ""
             yield Hit(message + hint, e, ("metadata", "name"))
             continue
         import difflib  # only when a name is unknown
+
+        from renderer.platform_chart import shipped_versions
+        from renderer.platform_chart.model import chart_model
 
         # A fuzzy match costs a SequenceMatcher per known name: suggestions stop after the first
         # _MAX_HINTS unknown names (thousands of them are not typos), keeping the rule linear and cheap.
@@ -118,9 +122,12 @@ def pkg_03(ctx: RuleContext) -> Iterator[Hit]:
         hinted[0] += 1
         close = difflib.get_close_matches(e.name, list(known), n=1, cutoff=0.85) if hinted[0] <= _MAX_HINTS else []
         hint = f" Did you mean {close[0]}?" if close else ""
-        yield Hit(f"No PackageSource named {e.name} in cozy-render's catalogue (not every shipped source is "
-                  f"listed); if none exists the controller will report PackageSourceNotFound.{hint}",
-                  e, ("metadata", "name"), severity=WARNING)
+        elsewhere = [v for v in shipped_versions() if v != version and e.name in chart_model(v).sources]
+        if elsewhere:
+            hint += f" (The platform chart {', '.join(elsewhere)} ships it.)"
+        yield Hit(f"No PackageSource named {e.name}: the platform chart {version} does not ship one and the "
+                  "render has none, so the controller will report PackageSourceNotFound (unless the PackageSource "
+                  f"was created in the cluster by hand).{hint}", e, ("metadata", "name"))
 
 
 @rule(

@@ -158,11 +158,21 @@ def test_pkg03_name_without_cozystack_prefix_is_an_error_with_a_suggestion(repo)
     assert line_col(finding) == position(body, "metallb:")  # a mapping is located at its key
 
 
-def test_pkg03_unlisted_cozystack_name_is_only_a_warning(repo) -> None:
+def test_pkg03_unlisted_cozystack_name_states_what_the_platform_ships(repo) -> None:
+    # Reference PKG-03 is an error: the cluster's chart version ships every PackageSource the platform
+    # creates, so a name outside them (and the render) is PackageSourceNotFound, not a maybe.
     (finding,) = run(repo, "PKG-03",
                      "platform: {variant: isp-full}\npackages:\n  cozystack.metalb: {variant: default}\n")
-    assert finding.severity == WARNING
+    assert finding.severity == ERROR
+    assert "the platform chart v1.6.2 does not ship one" in finding.message
     assert "Did you mean cozystack.metallb?" in finding.message
+
+
+def test_pkg03_names_the_chart_version_that_ships_the_source(repo) -> None:
+    (finding,) = run(repo, "PKG-03", "platform: {variant: isp-full, version: v1.6.2}\npackages:\n"
+                                     "  cozystack.computeplane-application: {variant: kubevirt}\n")
+    assert finding.severity == ERROR
+    assert "(The platform chart main-3c780ac ships it.)" in finding.message
 
 
 def test_pkg03_passes_for_catalogue_names_and_sources_in_the_render(repo) -> None:
