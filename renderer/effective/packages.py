@@ -1,10 +1,13 @@
 """The effective Package set: what the platform chart emits, with cozy-render's own objects on top.
 
 - Packages the chart emits for the rendered platform values are ``platform``.
-- A cozy-render object of the same name (a patch, ``render.cozystack.io/ownership: patch``: a
-  ``packages:`` entry tuning a platform Package, Hubble's patch; or a ``manifests:`` Package of that
-  name) is applied over the platform's object, which the platform release keeps writing: maps merge
-  key by key, lists (untyped, hence atomic) replace. The result is ``co-managed`` (check's PLT-11).
+- A cozy-render patch of the same name (``render.cozystack.io/ownership: patch``: a ``packages:``
+  entry tuning a platform Package, Hubble's patch) is applied over the platform's object, which the
+  platform release keeps writing: maps merge key by key, lists (untyped, hence atomic) replace. The
+  result is ``co-managed`` (check's PLT-11).
+- A plain object of the same name (a ``manifests:`` Package: no patch ownership, so the GitOps tool
+  syncs, prunes and deletes it as its own) is merged the same way, as the apply leaves it, but it is
+  ``contested``: two writers of the whole object, not a patch (check's PLT-11 says so).
 - Any other cozy-render Package (its own, including one it took over by disabling it on the
   platform, e.g. Hubble ``own``) replaces or adds to the set: ``cozy-render``. The platform Package
   itself is cozy-render's too.
@@ -19,15 +22,15 @@ from typing import Any, NamedTuple
 
 from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, chart_sources, render_platform
 from renderer.errors import Finding, RenderError
-from renderer.model import PACKAGE_API, PLATFORM_PACKAGE
+from renderer.model import OWNERSHIP_ANNOTATION, PACKAGE_API, PLATFORM_PACKAGE
 
-PLATFORM, COZY_RENDER, CO_MANAGED = "platform", "cozy-render", "co-managed"
+PLATFORM, COZY_RENDER, CO_MANAGED, CONTESTED = "platform", "cozy-render", "co-managed", "contested"
 
 
 class EffectivePackage(NamedTuple):
     name: str
     variant: str
-    origin: str  # platform | cozy-render | co-managed
+    origin: str  # platform | cozy-render | co-managed | contested
     obj: dict[str, Any]
 
     @property
@@ -105,10 +108,19 @@ def combine(rendered: ChartRender, result: Any) -> list[EffectivePackage]:
         # Hubble own) is cozy-render's alone.
         if e.name in out and out[e.name].origin == PLATFORM:
             merged = ssa_merge(out[e.name].obj, ours)
-            out[e.name] = EffectivePackage(e.name, _variant(merged), CO_MANAGED, merged)
+            origin = CO_MANAGED if is_patch(ours) else CONTESTED
+            out[e.name] = EffectivePackage(e.name, _variant(merged), origin, merged)
         else:
             out[e.name] = EffectivePackage(e.name, _variant(ours), COZY_RENDER, ours)
     return [out[name] for name in sorted(out)]
+
+
+def is_patch(obj: dict[str, Any]) -> bool:
+    """Whether cozy-render emits ``obj`` as a patch (``render.cozystack.io/ownership: patch``), not a
+    plain object it syncs, prunes and deletes as its own."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return isinstance(annotations, dict) and annotations.get(OWNERSHIP_ANNOTATION) == "patch"
 
 
 def _variant(obj: dict[str, Any]) -> str:

@@ -86,15 +86,17 @@ def test_effective_marks_origins(helm: str, cli) -> None:
     assert json.loads(out)["assumedAbsent"]
 
 
-def test_a_manifests_package_of_a_platform_name_is_co_managed_as_check_says(helm: str, cli, cluster) -> None:
-    """Issue 19 item 5: effective and check agree on the origin (PLT-11 calls it co-managed)."""
+def test_a_manifests_package_of_a_platform_name_is_contested_as_check_says(helm: str, cli, cluster) -> None:
+    """Issue 19 item 5, issue 35: effective and check agree on the origin. A manifests: Package is
+    emitted as a plain object (no patch ownership), so it is contested, not co-managed (PLT-11)."""
     metallb = {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": {"name": "cozystack.metallb"},
                "spec": {"variant": "default"}}
     folder = cluster(overlay_doc(platform={"variant": "isp-full"}, manifests=[metallb]))
     code, out, _ = cli("effective", str(folder), "-o", "json", "--helm", helm)
     assert code == 0
     (package,) = [p for p in json.loads(out)["packages"] if p["name"] == "cozystack.metallb"]
-    assert package["origin"] == "co-managed"
+    assert package["origin"] == "contested"
+    assert "render.cozystack.io/ownership" not in (package["object"]["metadata"].get("annotations") or {})
     # What the platform writes stays on the object (its annotations included).
     from renderer.effective.helm import render_platform
 
@@ -102,7 +104,7 @@ def test_a_manifests_package_of_a_platform_name_is_co_managed_as_check_says(helm
     theirs = platform["metadata"].get("annotations") or {}
     assert (package["object"]["metadata"].get("annotations") or {}).items() >= theirs.items()
     code, _, err = cli("check", str(folder))
-    assert "warning[PLT-11]: cozystack.metallb is co-managed" in err
+    assert "warning[PLT-11]: cozystack.metallb is contested with the platform release" in err
 
 
 def test_effective_table_and_yaml_say_what_was_assumed(helm: str, cli) -> None:

@@ -410,7 +410,9 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
       isp-full-generic API endpoint and CIDRs read from a ConfigMap) are not compared.
     - **warning** otherwise: a co-managed overlay that only adds keys is the documented way to tune a
       child Package (metallb values, `cilium.hubble`, manual KubeVirt GPU wiring), but the platform
-      still owns what it renders.
+      still owns what it renders. A `manifests:` Package of such a name is no patch: it is emitted as a
+      plain object (no `render.cozystack.io/ownership: patch`, so the GitOps tool prunes and deletes
+      it as its own), and the warning calls it contested, as `effective` labels it.
 
     Creating such a Package before the platform release has does not fail the release: the bundled
     helm-controller v1.5.0 sets Helm's TakeOwnership (`install`/`upgrade.disableTakeOwnership` default
@@ -449,8 +451,23 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
         variant = written_variant(e)
         if conflicts or (variant is not None and variant != rendered.variant):
             continue  # the errors say more than the co-management note
+        if not _is_patch(e.obj):
+            # A manifests: Package is emitted whole, no patch ownership: the GitOps tool syncs, prunes and
+            # deletes it as its own while the platform release writes the same object (effective: contested).
+            yield Hit(f"{e.name} is contested with the platform release: this render emits it as a plain object "
+                      "(manifests:, synced, pruned and deleted as cozy-render's own) and the platform release "
+                      "renders it too; tune it under packages: (a patch) or opt it out (bundles.disabledPackages) "
+                      "to own it.", e, (), severity=WARNING)
+            continue
         yield Hit(f"{e.name} is co-managed with the platform release; platform-rendered keys will be re-asserted "
                   "on every platform upgrade.", e, (), severity=WARNING)
+
+
+def _is_patch(obj: dict[str, Any]) -> bool:
+    from renderer.model import OWNERSHIP_ANNOTATION
+
+    annotations = (obj.get("metadata") or {}).get("annotations") if isinstance(obj.get("metadata"), dict) else None
+    return isinstance(annotations, dict) and annotations.get(OWNERSHIP_ANNOTATION) == "patch"
 
 
 def _walk(tree: Any, path: tuple[Any, ...]) -> Any:
