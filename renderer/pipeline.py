@@ -315,11 +315,28 @@ def render(path: Path, *, variants: Path | None = None, root: Path | None = None
 
 
 def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
-    """PATH itself, or with ``--all`` every ``clusters/*/cluster.yaml`` folder of the tree at PATH."""
+    """PATH itself, or with ``--all`` every ``clusters/*/cluster.yaml`` folder of the tree at PATH.
+
+    The fleet is listed through ``renderer.walk`` (issue 34 item 1): a ``clusters`` folder or a cluster
+    folder that is a link out of PATH, a link loop, or anything but a file or folder there is refused
+    (OVL-PATH, naming the link), before any cluster is read, so no file outside the tree is read as a
+    cluster's overlay."""
     if not all_clusters:
         return [path]
-    clusters = path / "clusters" if (path / "clusters").is_dir() else path
-    found = sorted(p.parent for p in clusters.glob("*/cluster.yaml"))
+    import os
+
+    from renderer import walk
+
+    try:
+        holder = walk.entries(path, keep=lambda name: name == "clusters")
+        clusters = path / "clusters" if holder and holder[0].is_dir else path
+        found = [Path(e.path) for e in walk.entries(clusters, top=path)
+                 if e.is_dir and os.path.lexists(os.path.join(e.real, "cluster.yaml"))]
+    except walk.WalkRefused as refused:
+        from renderer.load.yamlio import display_path
+
+        raise RenderError([Finding("OVL-PATH", f"--all: this entry {refused.message}",
+                                   Location(display_path(path / refused.rel)))]) from None
     if not found:
         raise RenderError([Finding("OVL-PATH", f"--all: no */cluster.yaml under {clusters}")])
     return found

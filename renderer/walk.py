@@ -7,11 +7,13 @@ reading its target), a folder reached twice on one path is a loop, and FIFOs, so
 refused rather than opened. Counts, bytes and depth are bounded (``Budget``), and the walk is iterative,
 so no tree is deep enough to overflow the stack. ``copy(root, into)`` copies what ``files`` lists,
 as plain files, opening each with ``O_NOFOLLOW``: what reaches another program (helm) is exactly the
-listed bytes.
+listed bytes. ``entries(folder, top)`` is the one-level form for a fleet's cluster folders and a
+``--against`` folder's per-cluster entries: the same rules, one folder deep, nothing read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -47,6 +49,59 @@ def _inside(real: str, top: str) -> bool:
 DEFAULT_BUDGET = Budget()
 
 
+def _stat(real: str, rel: str) -> os.stat_result:
+    """What ``real`` (a resolved path) is; a link that resolves to nothing or loops is refused."""
+    try:
+        st = os.stat(real, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WalkRefused(rel, "is a link loop (it leads back to itself)") from None
+        raise WalkRefused(rel, "is a link to nothing") from None
+    if stat.S_ISLNK(st.st_mode):  # realpath leaves a looping link unresolved (Python < 3.13)
+        raise WalkRefused(rel, "is a link loop (it leads back to itself)")
+    return st
+
+
+class Entry(NamedTuple):
+    name: str
+    path: str  # as listed: the folder as given, then the name
+    real: str  # what it is: the link's target (inside ``top``) for a link, else ``path``
+    is_dir: bool
+
+
+def entries(folder: Path, top: Path | None = None, keep: Callable[[str], bool] | None = None,
+            limit: int = DEFAULT_BUDGET.files) -> list[Entry]:
+    """The folders and regular files directly in ``folder``, sorted by name, by ``files``'s rules: a link is
+    followed only when it resolves inside ``top`` (``folder`` itself by default), a loop, a broken link and
+    anything but a file or folder are refused, and at most ``limit`` entries are listed. ``keep(name)``
+    leaves out what it rejects before it is looked at. ``rel`` in a refusal is relative to ``top``."""
+    base = os.path.realpath(top if top is not None else folder)
+    where = os.path.relpath(os.path.realpath(folder), base).replace(os.sep, "/")
+    prefix = "" if where == "." else f"{where}/"
+    try:
+        with os.scandir(folder) as listing:
+            found = sorted((e for e in listing if keep is None or keep(e.name)), key=lambda e: e.name)
+    except OSError as exc:
+        raise WalkRefused(where, f"cannot be listed: {exc.strerror or exc}") from None
+    if len(found) > limit:
+        raise WalkRefused(where, f"the folder holds more than {limit} entries")
+    listed: list[Entry] = []
+    for entry in found:
+        rel = prefix + entry.name
+        real = entry.path
+        if entry.is_symlink():
+            real = os.path.realpath(entry.path)
+            if not _inside(real, base):
+                raise WalkRefused(rel, "is a link to outside the folder; links are followed only inside it")
+        mode = _stat(real, rel).st_mode
+        if stat.S_ISDIR(mode) and real != entry.path and _inside(os.path.realpath(folder), real):
+            raise WalkRefused(rel, "is a link loop (it leads back to a folder above it)")
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            raise WalkRefused(rel, "is not a regular file or folder (a FIFO, socket or device)")
+        listed.append(Entry(entry.name, entry.path, real, stat.S_ISDIR(mode)))
+    return listed
+
+
 def files(root: Path, budget: Budget = DEFAULT_BUDGET, keep: Callable[[str], bool] | None = None) -> list[File]:
     """Every regular file under ``root``, sorted by ``rel``; ``keep(rel)`` (a folder's or file's path)
     leaves out what it rejects before it is read or counted."""
@@ -73,10 +128,7 @@ def files(root: Path, budget: Budget = DEFAULT_BUDGET, keep: Callable[[str], boo
                 real = os.path.realpath(entry.path)
                 if not _inside(real, top):
                     raise WalkRefused(rel, "is a link to outside the folder; links are followed only inside it")
-            try:
-                st = os.stat(real, follow_symlinks=False)
-            except OSError:
-                raise WalkRefused(rel, "is a link to nothing") from None
+            st = _stat(real, rel)
             if stat.S_ISDIR(st.st_mode):
                 if real in path:
                     raise WalkRefused(rel, "is a link loop (it leads back to a folder above it)")

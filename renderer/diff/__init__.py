@@ -225,14 +225,24 @@ def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool
     from renderer.diff.live import SnapshotSource, load_snapshot
 
     path = folder
+    flag = "--against" if against else "--snapshot"
     if per_cluster:
-        candidates = [folder / cluster] + [folder / f"{cluster}{s}" for s in (".yaml", ".yml", ".json")]
-        found = [c for c in candidates if c.exists()]
+        # The cluster's entry is listed through renderer.walk (issue 34 item 1): the folder named on the
+        # command line may be a link, the entry in it may not leave it (nor loop, nor be a FIFO).
+        from renderer import walk
+        from renderer.errors import Location
+        from renderer.load.yamlio import display_path
+
+        names = [cluster] + [f"{cluster}{s}" for s in (".yaml", ".yml", ".json")]
+        try:
+            found = sorted(walk.entries(folder, keep=names.__contains__), key=lambda e: names.index(e.name))
+        except walk.WalkRefused as refused:
+            raise RenderError([Finding("DIFF-SNAPSHOT", f"{flag}: this entry {refused.message}; it is never read",
+                                       Location(display_path(folder / refused.rel)))], EXIT_INPUT) from None
         if not found:
-            flag = "--against" if against else "--snapshot"
             raise RenderError([Finding("DIFF-SNAPSHOT", f"{flag} {folder}: nothing for cluster {cluster} "
                                        f"(expected {cluster}/ or {cluster}.yaml there)")], EXIT_INPUT)
-        path = found[0]
+        path = Path(found[0].real)
     return SnapshotSource(load_snapshot(path, against=against), f"{'--against' if against else '--snapshot'} {path}")
 
 
