@@ -328,6 +328,7 @@ class KubeFake:
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.token: str | None = None
+        self.status_message: str | None = None  # the message of injected failures (default: "injected N for PATH")
         self.canned: dict[str, bytes] = {}  # path -> the exact body to answer a GET with (fuzzing)
         self.gauge: Gauge | None = None  # shared between fakes: how many requests are in flight at once
         self.gauge_only: re.Pattern[str] | None = None  # count only requests to matching paths
@@ -577,7 +578,7 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
                 fault = None
             if fault is not None and fault.kind == "status":
                 code = int(fault.value)
-                return self._error(code, f"injected {code} for {path}")
+                return self._error(code, fake.status_message or f"injected {code} for {path}")
             if fault is not None and self._hostile(fault):
                 return None
             try:

@@ -472,15 +472,54 @@ class ClusterSource:
             raise
         except Exception as exc:  # noqa: BLE001 - ConfigException and friends; say which kubeconfig
             raise _error("DIFF-CLIENT", f"cannot load {kubeconfig or 'in-cluster config'}"
-                         f"{f' context {context}' if context else ''}: {_first_line(exc)}") from None
+                         f"{f' context {context}' if context else ''}: {_load_failure(exc, configuration)}") from None
         self.host = configuration.host.rstrip("/")
+        self.shown = shown_url(self.host)  # what messages print: no userinfo, no query (issue 34 item 18)
         self.configuration = configuration
+        self.secrets: set[str] = set()
+        self._remember_secrets()
         self.pool = rest.RESTClientObject(configuration).pool_manager  # TLS, client certificates, proxies
         self._lock = threading.Lock()
         self._resources: dict[tuple[str, str], Resource] | None = None
         self._preferred: dict[str, str] = {}  # group -> preferred groupVersion
         self._failed_groups: dict[str, str] = {}  # groupVersion -> why its discovery failed
         self.skipped: list[str] = []  # kinds whose orphans could not be searched, and why
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The credential headers, trimmed as kubectl trims a token (an echoed token file, a block scalar
+        or an exec plugin's output ends in a newline); one still holding a line break or NUL is refused
+        without printing it."""
+        headers = {}
+        for setting in self.configuration.auth_settings().values():
+            value = setting.get("value")
+            if setting.get("in") != "header" or not isinstance(value, str) or not value:
+                continue
+            scheme, _, credential = value.partition(" ")
+            value = f"{scheme} {credential.strip()}" if credential else value.strip()
+            if any(c in value for c in "\r\n\0"):
+                raise _error("DIFF-CLIENT", f"the kubeconfig's credential for {self.shown} holds a line break or "
+                             "NUL inside it; no header can carry it")
+            headers[setting["key"]] = value
+            self.secrets.update(part for part in (value, credential.strip(), value.strip()) if len(part) >= 4)
+        return headers
+
+    def _remember_secrets(self) -> None:
+        """Every credential value this source knows, to mask in any message (a server's own error body
+        may quote the Authorization header)."""
+        configuration = self.configuration
+        for value in (*(configuration.api_key or {}).values(), configuration.password,
+                      *_url_secrets(configuration.host)):
+            if isinstance(value, str) and value.strip():
+                text = value.strip()
+                self.secrets.update(p for p in (text, text.partition(" ")[2].strip()) if len(p) >= 4)
+
+    def mask(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+    def _fail(self, code: str, message: str) -> RenderError:
+        return _error(code, self.mask(message))
 
     def close(self) -> None:
         """Close pooled connections."""
@@ -499,9 +538,7 @@ class ClusterSource:
         if content_type:
             headers["Content-Type"] = content_type
         # The bearer token, refreshed by the kubeconfig's exec plugin or token file when it expires.
-        for setting in self.configuration.auth_settings().values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
+        headers.update(self._auth_headers())
         url = self.host + path + (("?" + urlencode(query)) if query else "")
         remaining = self.deadline.remaining()
         if remaining <= 0:
@@ -576,7 +613,7 @@ class ClusterSource:
                     self._sleep(delay, what)
                     delay *= 2
                     continue
-                raise _error("DIFF-LIVE", f"{what}: {fault.detail} ({self.host}, {self.where})") from None
+                raise self._fail("DIFF-LIVE", f"{what}: {fault.detail} ({self.shown}, {self.where})") from None
             if status in missing and missing_ok:
                 return None
             if unavailable_ok and (status == 404 or (status == 503 and attempt == RETRIES)):
@@ -584,21 +621,21 @@ class ClusterSource:
             if status in (401, 403):
                 hint = ("check the credentials" if status == 401 else
                         "check RBAC (get, list; patch for --server-side)")
-                raise _error("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
-                             f"{self.host} ({self.where}); {hint}")
+                raise self._fail("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
+                             f"{self.shown} ({self.where}); {hint}")
             if (status == 429 or status >= 500) and attempt < RETRIES:
                 self._sleep(delay, what)
                 delay *= 2
                 continue
             if not 200 <= status < 300:
-                raise _error("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
-                             f"{self.host} ({self.where})")
+                raise self._fail("DIFF-LIVE", f"{what}: {status} {_status_text(status)}{_message(data)} from "
+                             f"{self.shown} ({self.where})")
             if raw:
                 return data
             try:
                 return json.loads(data)
             except (ValueError, RecursionError):
-                raise _error("DIFF-LIVE", f"{what}: malformed JSON response from {self.host} ({self.where})") \
+                raise self._fail("DIFF-LIVE", f"{what}: malformed JSON response from {self.shown} ({self.where})") \
                     from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -608,15 +645,15 @@ class ClusterSource:
         time.sleep(delay)
 
     def _timeout(self, what: str) -> RenderError:
-        return _error("DIFF-TIMEOUT", f"{what}: no answer from {self.host} ({self.where}) within "
+        return self._fail("DIFF-TIMEOUT", f"{what}: no answer from {self.shown} ({self.where}) within "
                       f"--timeout {self.deadline.seconds:g}s")
 
     def _object(self, what: str, body: Any) -> Obj:
         meta = body.get("metadata") if isinstance(body, dict) else None
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"] \
                 or not isinstance(meta.get("namespace") or "", str):
-            raise _error("DIFF-LIVE", f"{what}: malformed response (not a Kubernetes object with a "
-                         f"metadata.name) from {self.host} ({self.where})")
+            raise self._fail("DIFF-LIVE", f"{what}: malformed response (not a Kubernetes object with a "
+                         f"metadata.name) from {self.shown} ({self.where})")
         return body
 
     # - discovery -
@@ -630,11 +667,12 @@ class ClusterSource:
         groups = self._request("API discovery", "GET", "/apis")
         core = self._request("API discovery", "GET", "/api")
         if not isinstance(groups, dict) or not isinstance(groups.get("groups"), list) or not isinstance(core, dict):
-            raise _error("DIFF-LIVE", f"API discovery: malformed discovery response from {self.host} ({self.where})")
+            raise self._fail("DIFF-LIVE", f"API discovery: malformed discovery response from {self.shown} "
+                             f"({self.where})")
         versions = [f"{v}" for v in core.get("versions") or [] if isinstance(v, str)]
         for group in groups["groups"]:
             if not isinstance(group, dict) or not isinstance(group.get("name"), str):
-                raise _error("DIFF-LIVE", f"API discovery: malformed discovery response from {self.host} "
+                raise self._fail("DIFF-LIVE", f"API discovery: malformed discovery response from {self.shown} "
                              f"({self.where})")
             preferred = (group.get("preferredVersion") or {}).get("groupVersion")
             for v in group.get("versions") or []:
@@ -657,11 +695,11 @@ class ClusterSource:
                 return []
             items = body.get("resources") if isinstance(body, dict) else None
             if not isinstance(items, list):
-                raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} ({self.where})")
+                raise self._fail("DIFF-LIVE", f"{what}: malformed discovery response from {self.shown} ({self.where})")
             found = []
             for r in items:
                 if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("name", "kind")):
-                    raise _error("DIFF-LIVE", f"{what}: malformed discovery response from {self.host} "
+                    raise self._fail("DIFF-LIVE", f"{what}: malformed discovery response from {self.shown} "
                                  f"({self.where})")
                 if "/" in r["name"]:
                     continue  # a subresource
@@ -695,7 +733,7 @@ class ClusterSource:
         """The discovered resource, or None if the server does not serve that kind."""
         found = self._discover().get((api_version, kind))
         if found is None and api_version in self._failed_groups:
-            raise _error("DIFF-LIVE", f"discovery of {kind} ({api_version}): {self._failed_groups[api_version]}")
+            raise self._fail("DIFF-LIVE", f"discovery of {kind} ({api_version}): {self._failed_groups[api_version]}")
         return found
 
     # - what diff asks -
@@ -729,15 +767,16 @@ class ClusterSource:
             body = self._request(what, "GET", resource.path(namespace), query)
             page = body.get("items") if isinstance(body, dict) else None
             if not isinstance(page, list):
-                raise _error("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.host} "
+                raise self._fail("DIFF-LIVE", f"{what}: malformed list response (no items) from {self.shown} "
                              f"({self.where})")
             for item in page:
                 self._object(what, item)
                 meta = item["metadata"]
                 identity = (meta.get("namespace") or "", meta["name"])
                 if identity in seen:
-                    raise _error("DIFF-LIVE", f"{what}: malformed list response ({'/'.join(filter(None, identity))} "
-                                 f"twice) from {self.host} ({self.where})")
+                    raise self._fail("DIFF-LIVE", f"{what}: malformed list response "
+                                     f"({'/'.join(filter(None, identity))} "
+                                 f"twice) from {self.shown} ({self.where})")
                 seen.add(identity)
                 item.setdefault("apiVersion", resource.api_version)  # items of built-in kinds omit them
                 item.setdefault("kind", resource.kind)
@@ -747,11 +786,13 @@ class ClusterSource:
             if not next_token:
                 return items
             if not isinstance(next_token, str) or next_token in tokens:
-                raise _error("DIFF-LIVE", f"{what}: malformed list response (an endless continue) from {self.host} "
+                raise self._fail("DIFF-LIVE", f"{what}: malformed list response (an endless continue) from "
+                                 f"{self.shown} "
                              f"({self.where})")
             tokens.add(next_token)
             token = next_token
-        raise _error("DIFF-LIVE", f"{what}: more than {limits.MAX_LIST_PAGES} pages of {LIST_PAGE} from {self.host} "
+        raise self._fail("DIFF-LIVE", f"{what}: more than {limits.MAX_LIST_PAGES} pages of {LIST_PAGE} from "
+                         f"{self.shown} "
                      f"({self.where})")
 
     def packages(self) -> list[Obj]:
@@ -767,7 +808,7 @@ class ClusterSource:
         resource = self.resource(str(obj["apiVersion"]), key[1])
         what = f"server-side dry-run of {ref(key)}"
         if resource is None:
-            raise _error("DIFF-LIVE", f"{what}: the server does not serve {key[1]} ({obj['apiVersion']}); "
+            raise self._fail("DIFF-LIVE", f"{what}: the server does not serve {key[1]} ({obj['apiVersion']}); "
                          "install its CRD first")
         namespace = (key[2] or "default") if resource.namespaced else None
         query = [("fieldManager", self.field_manager), ("dryRun", "All"), ("force", "true")]
@@ -814,7 +855,7 @@ class ClusterSource:
         others = sorted({str(_labels(o).get(CLUSTER_LABEL)) for o in applied} - {cluster})
         if others:
             example = next(o for o in applied if _labels(o).get(CLUSTER_LABEL) != cluster)
-            raise _error("DIFF-CONTEXT", f"{cluster}: {self.where} ({self.host}) holds objects of cluster "
+            raise self._fail("DIFF-CONTEXT", f"{cluster}: {self.where} ({self.shown}) holds objects of cluster "
                          f"{', '.join(others)} ({ref(key_of(example))} is labelled "
                          f"{CLUSTER_LABEL}={_labels(example).get(CLUSTER_LABEL)}), not {cluster}: the wrong "
                          "context? Pass --context, or set live.context in the overlay")
@@ -825,6 +866,50 @@ class ClusterSource:
             found = listed.get(key) or (listed.get((key[0], key[1], "default", key[3])) if not key[2] else None)
             live[key] = found if found is not None else self.get(obj)
         return live, labelled
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages print it: scheme, host, port and path; never userinfo, a query or a fragment
+    (a server URL may carry a password or an ``access_token``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the kubeconfig's server"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else (host + port + parts.path or url)
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    """The password, user and query values a server URL carries (masked wherever they could appear)."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or "", unquote(parts.password or "")]
+        found += [value for _, value in parse_qsl(parts.query)] + [parts.query]
+    except ValueError:
+        return []
+    return [value for value in found if value]
+
+
+def _load_failure(exc: BaseException, configuration: Any) -> str:
+    """Why the kubeconfig could not be loaded, in the client's words when it gave some (ConfigException),
+    else by what failed: never an internal exception's text, which can quote a credential."""
+    text = _first_line(exc)
+    if type(exc).__name__ == "ConfigException":
+        known = (*(getattr(configuration, "api_key", None) or {}).values(), getattr(configuration, "password", None))
+        for secret in known:
+            if isinstance(secret, str) and len(secret.strip()) >= 4:
+                text = text.replace(secret.strip(), "***")
+        return text
+    return (f"its user's credentials could not be used ({type(exc).__name__}; an auth-provider such as oidc "
+            "needs a valid id-token: refresh it with kubectl, or use an exec plugin)")
 
 
 def _labels(obj: Obj) -> dict[str, Any]:
