@@ -3,7 +3,8 @@ sdist holds the source tree its tests read, both carry the licences, and the mai
 write into an installed package.
 
 The artefacts are the ones `python -m build` wrote for .ci/run, named by COZY_RENDER_WHEEL and
-COZY_RENDER_SDIST. A run without them (a checkout's `pytest`) skips the artefact tests and says why;
+COZY_RENDER_SDIST; COZY_RENDER_CHECKOUT names the checkout they were built from (the suite itself runs
+from the unpacked sdist, which cannot be compared with itself). A run without them (a checkout's `pytest`) skips the artefact tests and says why;
 under COZY_RENDER_TEST_INSTALLED=1 (.ci/run) a missing artefact fails instead.
 """
 
@@ -30,6 +31,8 @@ INSTALLED_COMMAND = 'COZY_RENDER_TEST_INSTALLED=1 "$VENV/bin/pytest" -q -p no:ca
 LICENCES = ("LICENSE", "NOTICE", "renderer/platform_chart/charts/LICENSE")
 # The folders MANIFEST.in grafts whole into the sdist.
 SOURCE_FOLDERS = ("renderer", "variants", "tests", "overlays", "schemas", "docs", "bench")
+# The source tree the artefacts were built from: the checkout under .ci/run, else this tree.
+SOURCE = Path(os.environ.get("COZY_RENDER_CHECKOUT") or REPO).resolve()
 
 
 def artefact(variable: str) -> Path:
@@ -51,9 +54,9 @@ def shipped(path: Path) -> bool:
 def package_tree() -> set[str]:
     """Every file the wheel must hold, by its path in the wheel: renderer/ as it is, variants/ as
     renderer/variants/ (pyproject.toml [tool.setuptools.package-dir])."""
-    names = {p.relative_to(REPO).as_posix() for p in (REPO / "renderer").rglob("*") if p.is_file() and shipped(p)}
-    names |= {"renderer/variants/" + p.relative_to(REPO / "variants").as_posix()
-              for p in (REPO / "variants").rglob("*") if p.is_file() and shipped(p)}
+    names = {p.relative_to(SOURCE).as_posix() for p in (SOURCE / "renderer").rglob("*") if p.is_file() and shipped(p)}
+    names |= {"renderer/variants/" + p.relative_to(SOURCE / "variants").as_posix()
+              for p in (SOURCE / "variants").rglob("*") if p.is_file() and shipped(p)}
     return names
 
 
@@ -110,12 +113,12 @@ def test_the_sdist_holds_the_source_tree_its_tests_read() -> None:
                  "tests/conftest.py", "tests/__init__.py", ".ci/run", ".pre-commit-hooks.yaml", ".dockerignore"):
         assert name in names, name
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
-    if (REPO / ".git").exists():  # a checkout: every tracked file
-        tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
-        # .ci/bin holds fetched binaries (ignored); a tracked file that is absent is somebody's deletion
-        wanted = {line for line in tracked.splitlines() if (REPO / line).is_file()}
-    else:  # the unpacked sdist itself: the grafted folders as they are
-        wanted = {p.relative_to(REPO).as_posix() for folder in SOURCE_FOLDERS for p in (REPO / folder).rglob("*")
+    if (SOURCE / ".git").exists():  # a checkout: every tracked file
+        tracked = subprocess.run(["git", "ls-files"], cwd=SOURCE, capture_output=True, text=True, check=True).stdout
+        # a tracked file that is absent from the work tree is a deletion not committed yet
+        wanted = {line for line in tracked.splitlines() if (SOURCE / line).is_file()}
+    else:  # an unpacked sdist: the grafted folders as they are
+        wanted = {p.relative_to(SOURCE).as_posix() for folder in SOURCE_FOLDERS for p in (SOURCE / folder).rglob("*")
                   if p.is_file() and shipped(p)}
     assert sorted(wanted - names) == []
 
