@@ -294,7 +294,12 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
     if not stat.S_ISREG(st.st_mode):
         raise fail("OVL-PATH", f"{display_path(cluster_file)} {describe_file_type(st.st_mode)}, not a YAML file",
                    Location(display_path(cluster_file)))
-    root = (root or find_root(cluster_file)).resolve()
+    named_root = root or find_root(cluster_file)
+    try:
+        root = named_root.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): issue 34 item 2
+        raise fail("OVL-PATH", f"the repository root {display_path(named_root)} is a symlink loop",
+                   Location(display_path(named_root))) from None
     cluster_file = cluster_file.resolve()
     _record(named, cluster_file)
     if not _inside(cluster_file, root):

@@ -36,13 +36,16 @@ class Variants:
     same relative path when there is one."""
 
     def __init__(self, override: Path | None = None) -> None:
-        self.override = override.resolve() if override else None
+        import os
+
+        self.override = Path(os.path.realpath(override)) if override else None
         self.shipped = shipped_dir()
         self._files: dict[str, list[Any]] = {}
+        users = _override_files(override) if override else {}
         for relpath, bundled in _bundle().items():
-            user = self.override / relpath if self.override is not None else None
+            user = users.get(relpath)
             shipped = self.shipped / relpath
-            if user is not None and user.is_file():
+            if user is not None:
                 self._files[relpath] = _load(str(user))
                 _refuse_other_shape(self._files[relpath], bundled["documents"], user)
             elif not shipped.is_file():
@@ -66,6 +69,27 @@ class Variants:
             raise RenderError([Finding("OVL-VARIANTS", f"variant file {relpath} is not in the variants bundle "
                                                        "(a new shipped file? run `python -m renderer.generate`)")])
         return documents
+
+
+def _override_files(override: Path) -> dict[str, Path]:
+    """The ``--variants`` files that override a shipped one, by relative path, listed through
+    ``renderer.walk`` (issue 34 item 2): only the shipped files' paths and their folders are looked at;
+    a link out of the folder, a link loop, a FIFO, or a folder that cannot be listed (missing, itself
+    a loop) is refused with OVL-VARIANTS naming it, before anything is read."""
+    from renderer import walk
+    from renderer.load import limits
+    from renderer.load.yamlio import display_path
+
+    wanted = set(_bundle())
+    folders = {rel.rsplit("/", i)[0] for rel in wanted for i in range(1, rel.count("/") + 1)}
+    budget = walk.Budget(files=len(wanted), bytes=limits.MAX_INPUT_BYTES, depth=limits.MAX_DEPTH)
+    try:
+        listed = walk.files(override, budget, keep=lambda rel: rel in wanted or rel in folders)
+    except walk.WalkRefused as refused:
+        where = override if refused.rel in ("", ".") else override / refused.rel
+        raise RenderError([Finding("OVL-VARIANTS", f"--variants: {'the folder' if where == override else 'this entry'} "
+                                                   f"{refused.message}", Location(display_path(where)))]) from None
+    return {item.rel: Path(item.real) for item in listed}
 
 
 def _shape(value: Any) -> str:
