@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+import renderer
+
+# Where the package under test lives: the checkout (editable install), or site-packages when .ci/run
+# tests the installed wheel (the probe must import that, not the sdist's copy beside the tests).
+PACKAGE_ROOT = Path(renderer.__file__).resolve().parent.parent
 
 # Imported by other commands only (or never by a render of these samples): each costs milliseconds.
 HEAVY = ("click", "jinja2", "kubernetes", "deepdiff", "jsonschema", "yaml", "dataclasses", "inspect", "tempfile",
@@ -43,7 +47,7 @@ def run_probe(probe: str, argv: list[str], cwd: Path, env: dict[str, str] | None
     """``probe`` (Python that ends by calling cozy-render's main) with ``argv``, in a child without `site`."""
     paths = sysconfig.get_paths()
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER"))}
-    base["PYTHONPATH"] = os.pathsep.join([str(REPO), paths["purelib"], paths["platlib"]])
+    base["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), paths["purelib"], paths["platlib"]])
     return subprocess.run([sys.executable, "-S", "-c", probe, *argv], cwd=cwd, capture_output=True, text=True,
                           env={**base, **(env or {})})
 
@@ -93,9 +97,9 @@ def test_named_tuples_on_the_start_up_path_have_evaluated_annotations(samples: P
     offenders = []
     for name in sorted(m for m in modules if m.startswith("renderer")):
         parts = name.split(".")
-        path = REPO.joinpath(*parts).with_suffix(".py")
+        path = PACKAGE_ROOT.joinpath(*parts).with_suffix(".py")
         if not path.exists():
-            path = REPO.joinpath(*parts, "__init__.py")
+            path = PACKAGE_ROOT.joinpath(*parts, "__init__.py")
         tree = ast.parse(path.read_text(encoding="utf-8"))
         if _defines_named_tuple(tree) and _future_annotations(tree):
             offenders.append(name)
