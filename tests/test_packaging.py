@@ -160,3 +160,5 @@ def test_the_readme_names_the_test_command_ci_runs() -> None:
     run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert INSTALLED_COMMAND in run and INSTALLED_COMMAND in readme
     assert ".venv/bin/python -m pytest -q" in readme  # the checkout's (editable install)
+    wheels = set(re.findall(r"cozy_render-[^\s\"'`\[]+\.whl", readme))
+    assert wheels == {f"cozy_render-{renderer.__version__}-py3-none-any.whl"}, wheels
