@@ -372,6 +372,9 @@ def cmp_parameters() -> int:
 @click.option("--helm", metavar="PATH", help="With --effective: the helm binary (default: helm on PATH).")
 @click.option("--platform-chart", type=click.Path(file_okay=False, path_type=Path),
               help="With --effective: a platform chart folder instead of the vendored one of platform.version.")
+@click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]),
+              help="With --base: who says what the platform chart renders, as for check (default: model, "
+                   "never helm; helm: the real chart, fails without one; auto: helm when --helm or PATH has one).")
 @shared("variants", "root", "kubernetes_version")
 @runs
 def diff(**options: Any) -> int:
@@ -380,10 +383,13 @@ def diff(**options: Any) -> int:
     from renderer.diff import DiffRequest, run
 
     base, head, fail_on_new_errors = options.pop("base"), options.pop("head"), options.pop("fail_on_new_errors")
+    chart = options.pop("chart")
     if base is not None or head is not None or fail_on_new_errors:
         from renderer import preview
 
-        return preview.run_options(base, head, fail_on_new_errors, options)
+        return preview.run_options(base, head, fail_on_new_errors, {**options, "chart": chart})
+    if chart is not None:
+        raise click.UsageError("--chart judges the platform chart in a review: give --base REV")
     if options.get("output") == "markdown":
         raise click.UsageError("-o markdown is the pull-request comment of a review: give --base REV")
     # Unset options take DiffRequest's defaults: they are declared there only.

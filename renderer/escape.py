@@ -116,3 +116,56 @@ def json_text(document: Any, **options: Any) -> str:
     import json
 
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, **options))
+
+
+# --- Markdown (GitHub-flavoured; the preview's pull-request comment, issue 34 items 9 and 10) ----------
+
+# What inline Markdown could read in a value that never starts a line (every use follows a prefix):
+# emphasis, code, links, images, tables' pipes, strikethrough, autolinks; HTML's < > & become entities.
+_MD_SPECIAL = "\\`*_[]|~!"
+_ZWJ = "\u200d"  # a zero-width joiner: GitHub links no @mention, #reference or URL it splits
+_MD_LINKING = lazy(r"[@#]|://|(?i:www)\.")
+
+
+def markdown_text(value: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A value as inline Markdown text on one line: control and bidi characters escaped (``printable``),
+    Markdown's marks backslash-escaped, HTML's characters as entities, and every ``@``, ``#``, ``://`` and
+    ``www.`` split by a zero-width joiner, so no mention, cross-reference, link or HTML comes from it."""
+    out = []
+    for ch in printable(value, limit):
+        if ch == "&":
+            out.append("&amp;")
+        elif ch == "<":
+            out.append("&lt;")
+        elif ch == ">":
+            out.append("&gt;")
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return _MD_LINKING.sub(lambda m: m.group()[0] + _ZWJ + m.group()[1:], "".join(out))
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = current = 0
+    for c in text:
+        current = current + 1 if c == char else 0
+        longest = max(longest, current)
+    return longest
+
+
+def markdown_code(value: object, in_table: bool = False, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A value as an inline code span on one line (GitHub links nothing inside one): fenced by one backtick
+    more than its longest run, padded when it starts or ends with one; in a table cell ``|`` escaped."""
+    text = printable(value, limit)
+    ticks = "`" * (_longest_run(text, "`") + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
+    return f"{ticks}{pad}{text.replace('|', chr(92) + '|') if in_table else text}{pad}{ticks}"
+
+
+def markdown_fence(lines: list[str], info: str = "") -> str:
+    """Lines as a fenced code block that always closes: each line ``printable``, the fence one backtick
+    longer than any run in the body (at least three)."""
+    body = "\n".join(printable(line, 1 << 20) for line in lines)
+    ticks = "`" * max(3, _longest_run(body, "`") + 1)
+    return f"{ticks}{info}\n{body}\n{ticks}\n"

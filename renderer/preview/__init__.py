@@ -4,9 +4,10 @@ Renders every cluster the change reaches at both revisions, from trees written o
 store into a temporary folder (``renderer.preview.trees``; the head defaults to the working tree as
 it is, dirty and untracked files included), and compares them with the live diff's normalisation,
 masking and statuses (``renderer.preview.objects``), the rule findings each side reports, and the
-platform's reaction: the effective Package set through the real chart when helm is available, else
-the built-in model's prediction (``renderer.preview.platform``). ``renderer.preview.report`` prints
-text, JSON or a Markdown PR comment.
+platform's reaction: the effective Package set through the real chart with ``--chart helm`` (or
+``auto`` and a helm), else the built-in model's prediction (``renderer.preview.platform``): the same
+choice and default as ``check`` (``renderer.effective.choice``; model never runs helm).
+``renderer.preview.report`` prints text, JSON or a Markdown PR comment.
 
 Exit codes as ``diff``: 0 no change, 1 changes (with ``--fail-on-new-errors``: only new error
 findings), 2 usage, 3 input or Git errors.
@@ -44,7 +45,8 @@ class PreviewRequest(NamedTuple):
     color: str = "auto"  # auto | always | never
     exit_zero: bool = False
     fail_on_new_errors: bool = False  # exit 1 only when the head adds error findings
-    helm: str | None = None  # default: helm on PATH, else the built-in model
+    chart: str = "model"  # --chart model | helm | auto, as check has it (renderer.effective.choice)
+    helm: str | None = None  # with --chart helm/auto; default: helm on PATH
     platform_chart: Path | None = None
     select: bool = True  # render only clusters whose inputs changed (False: every cluster, both sides)
     markdown_limit: int = MARKDOWN_LIMIT
@@ -108,7 +110,10 @@ def collect(request: PreviewRequest) -> Review:
                       request.kubernetes_version, tuple(request.ignore), request.show_secrets, request.select)
     if request.variants is not None and options.rel_variants is None:
         options = options._replace(variants_outside=Path(os.path.abspath(request.variants)))
-    reactor = Reactor(_helm(request.helm), request.platform_chart)
+    from renderer.effective.choice import choose
+
+    choice = choose(request.chart, request.helm)  # model (the default) never looks for helm
+    reactor = Reactor(choice.helm if choice.mode == "helm" else None, request.platform_chart)
     base_commit = resolve(repository, request.base)
     head_commit = resolve(repository, request.head) if request.head is not None else None
     # A private scratch root (mkdtemp: mode 0700), removed on every exit path.
@@ -121,7 +126,7 @@ def collect(request: PreviewRequest) -> Review:
             head = write_tree(repository, head_commit, request.head, scratch / "head")
         else:
             head = working_tree(repository)
-        return review(base, head, options, reactor, repository)
+        return review(base, head, options, reactor, repository)._replace(chart=choice)
     finally:
         remove(scratch)
 
@@ -143,9 +148,3 @@ def _relative(repo: Path, path: Path) -> str | None:
         return None  # --variants outside the repository: the same folder on both sides
     return "" if text == "." else text
 
-
-def _helm(explicit: str | None) -> str | None:
-    """``--helm`` must exist; without it, helm on PATH when there is one (else: the model)."""
-    from renderer.effective.helm import find_helm, require_helm
-
-    return require_helm(explicit) if explicit is not None else find_helm()

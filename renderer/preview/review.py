@@ -15,10 +15,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer.errors import ERROR, Finding, RenderError
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 from renderer.preview.objects import ObjectChange, compare_objects
 from renderer.preview.platform import PlatformDelta, Reactor
-from renderer.preview.trees import Repository, Side, changed_paths
+from renderer.preview.trees import Repository, Side, changed_paths, folder_blobs, path_changes
 
 ADDED, REMOVED, CHANGED, UNCHANGED, RENAMED = "added", "removed", "changed", "unchanged", "renamed"
 # What one side of one cluster is: not in that revision, rendered, refused (``render`` would exit 3:
@@ -59,6 +59,33 @@ class Rendered(NamedTuple):
         return str(self.result.plan.facts.version)
 
 
+class Prune(NamedTuple):
+    """What dropping a cluster's Application does (the ApplicationSet's default resources finalizer:
+    Argo CD deletes what the Application synced), and what stays: every Package the platform chart
+    renders carries ``helm.sh/resource-policy: keep`` (reference rule PLT-09)."""
+
+    pruned: list[str]  # the objects the base rendered, kind/namespace/name
+    kept: list[str]  # platform-made Packages that stay installed
+
+
+class InputChange(NamedTuple):
+    """One changed file and the clusters whose render (at either side) reads it."""
+
+    path: str
+    change: str  # added | modified | deleted | renamed
+    renamed_from: str | None
+    kind: str  # file | variants (a --variants override)
+    reaches: list[str]
+
+
+class VersionChange(NamedTuple):
+    """A ``platform.version`` change: the chart the platform release renders, and the clusters it reaches."""
+
+    base: str
+    head: str
+    reaches: list[str]
+
+
 class ClusterReview(NamedTuple):
     name: str
     status: str  # added | removed | changed | unchanged
@@ -74,6 +101,8 @@ class ClusterReview(NamedTuple):
     refusing_head: tuple[Finding, ...] = ()
     versions: tuple[str | None, str | None] = (None, None)  # platform.version at the base and the head
     renamed_from: str | None = None  # status renamed: the cluster folder's name at the base
+    prune: Prune | None = None  # removed or renamed: what Argo CD deletes, what stays
+    notes: tuple[Finding, ...] = ()  # the preview's own warnings about this cluster (PLT-09)
 
     @property
     def new_errors(self) -> list[Finding]:
@@ -97,12 +126,19 @@ class Review(NamedTuple):
     base: Side
     head: Side
     clusters: list[ClusterReview]
-    reaches: dict[str, list[str]]  # changed file -> clusters whose render reads it
+    inputs: list[InputChange]  # every changed file some render reads, with the clusters it reaches
     rendered_base: int
     rendered_head: int
     probed: int  # clusters whose inputs were read to decide
     platform_source: str
     helm_runs: int
+    versions: list[VersionChange] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+    findings: list[Finding] = []  # noqa: RUF012 - the preview's own warnings (PLT-09), every cluster's
+    chart: Any = None  # the ChartChoice (renderer.effective.choice) that judged the platform's reaction
+
+    @property
+    def reaches(self) -> dict[str, list[str]]:
+        return {i.path: i.reaches for i in self.inputs}
 
     @property
     def different(self) -> bool:
@@ -134,6 +170,10 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
         raise RenderError([Finding("OVL-PATH", f"{where}: no cluster overlay at the base ({base.label}) nor at the "
                                    f"head ({head.label})")])
     changed = changed_paths(base, head, repo)
+    how = path_changes(base, head, changed, repo) if changed else {}
+    # A file renamed is one input: its old path (which the base read) counts under its new one.
+    alias = {source: path for path, (_, source) in how.items() if source is not None}
+    renames = _renames(base, head, base_clusters, head_clusters, repo)
     variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
     counts = Counter[str]()
     reaches: dict[str, set[str]] = {}
@@ -148,11 +188,12 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
         reactor.prepare([(b.result if b else None, a.result if a else None) for _, _, b, a, _ in pending
                          if not (b is not None and b.refused) and not (a is not None and a.refused)])
         for index, name, before, after, mine in pending:
-            slots[index] = _compare(name, before, after, options, reactor, mine)
+            slots[index] = _compare(name, before, after, options, reactor, mine, renames.get(name))
         pending.clear()
 
-    for name in batch.clusters(sorted(set(base_clusters) | set(head_clusters))):  # the collector paused between
-        at_base, at_head = base_clusters.get(name), head_clusters.get(name)
+    names = sorted((set(base_clusters) | set(head_clusters)) - set(renames.values()))
+    for name in batch.clusters(names):  # the collector paused between
+        at_base, at_head = base_clusters.get(renames.get(name, name)), head_clusters.get(name)
         reads: list[str] = []
         if at_base is not None and at_head is not None and options.select and not variants_changed:
             if not changed:
@@ -170,8 +211,10 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
         counts["head"] += after is not None
         touched = set(reads or (before.inputs if before is not None else [])) | \
             set(after.inputs if after is not None else [])
-        mine = sorted(touched & changed)
-        for path in mine if at_head is not None else []:  # a removed cluster is reached by nothing
+        mine = sorted({alias.get(p, p) for p in touched & changed})
+        if at_head is None:  # a removed cluster is reached by the files it no longer has, not by their edits
+            mine = [p for p in mine if how.get(p, ("modified", None))[0] == "deleted"]
+        for path in mine:
             reaches.setdefault(path, set()).add(name)
         slots.append(None)
         pending.append((len(slots) - 1, name, before, after, mine))
@@ -179,8 +222,39 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
             compare_pending()
     compare_pending()
     reviews = [r for r in slots if r is not None]
-    return Review(base, head, reviews, {p: sorted(c) for p, c in sorted(reaches.items())}, counts["base"],
-                  counts["head"], counts["probed"], reactor.source, reactor.helm_runs)
+    inputs = []
+    for path, clusters in sorted(reaches.items()):
+        change, source = how.get(path, ("modified", None))
+        kind = "variants" if options.rel_variants is not None and _under(path, options.rel_variants) else "file"
+        inputs.append(InputChange(path, change, source, kind, sorted(clusters)))
+    bumps: dict[tuple[str, str], list[str]] = {}
+    for r in reviews:
+        if r.version_bump is not None:
+            bumps.setdefault(r.version_bump, []).append(r.name)
+    return Review(base, head, reviews, inputs, counts["base"], counts["head"], counts["probed"], reactor.source,
+                  reactor.helm_runs, [VersionChange(old, new, names) for (old, new), names in sorted(bumps.items())],
+                  [f for r in reviews for f in r.notes])
+
+
+def _renames(base: Side, head: Side, base_clusters: dict[str, Path], head_clusters: dict[str, Path],
+             repo: Repository | None) -> dict[str, str]:
+    """New cluster folder name -> old: a folder only the base has and one only the head has whose files
+    are the same (a ``git mv``). Argo CD sees a removed cluster and an added one; the review says both."""
+    gone = {n: p for n, p in base_clusters.items() if n not in head_clusters}
+    new = {n: p for n, p in head_clusters.items() if n not in base_clusters}
+    if not gone or not new:
+        return {}
+    by_content: dict[str, list[str]] = {}
+    for name, folder in sorted(gone.items()):
+        blobs = folder_blobs(base, folder.relative_to(base.root).as_posix(), repo)
+        if blobs:
+            by_content.setdefault(repr(sorted(blobs.items())), []).append(name)
+    out = {}
+    for name, folder in sorted(new.items()):
+        key = repr(sorted(folder_blobs(head, folder.relative_to(head.root).as_posix(), repo).items()))
+        if by_content.get(key):
+            out[name] = by_content[key].pop(0)
+    return out
 
 
 def _under(path: str, folder: str) -> bool:
@@ -259,8 +333,11 @@ def _render(side: Side, folder: Path, options: Options) -> Rendered:
                             kubernetes_version=options.kubernetes_version, refuse=False)
         except RenderError as exc:
             return Rendered(None, exc.findings, [])
+    from renderer.inputs import variant_overrides
+
     top = side.root.resolve()
-    inputs = sorted({p.resolve().relative_to(top).as_posix() for p in result.inputs if top in p.resolve().parents})
+    read = [*result.inputs, *variant_overrides(result.variants)]  # a --variants override is an input too
+    inputs = sorted({p.resolve().relative_to(top).as_posix() for p in read if top in p.resolve().parents})
     return Rendered(result, list(result.findings), inputs)
 
 
@@ -293,7 +370,7 @@ def findings_delta(before: list[Finding], after: list[Finding]) -> tuple[list[Fi
 
 
 def _compare(name: str, before: Rendered | None, after: Rendered | None, options: Options, reactor: Reactor,
-             changed_inputs: list[str]) -> ClusterReview:
+             changed_inputs: list[str], renamed_from: str | None = None) -> ClusterReview:
     from renderer.diff.compare import DIFFERENT, parse_ignore
 
     introduced, resolved = findings_delta(before.findings if before else [], after.findings if after else [])
@@ -319,6 +396,8 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
         status = ADDED
     elif after is None:
         status = REMOVED
+    elif renamed_from is not None:
+        status = RENAMED
     elif introduced or resolved or any(o.status in DIFFERENT for o in objects) or \
             (platform is not None and platform.different) or base_failed != head_failed:
         status = CHANGED
@@ -330,10 +409,49 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
     def state(side: Rendered | None) -> str:
         return ABSENT if side is None else REFUSED if side.refused else RENDERED
 
+    prune, notes = _prune(name, status, before, objects, platform, reactor, renamed_from)
     return ClusterReview(name, status, True, objects, introduced, resolved, platform, state(before), state(after),
                          changed_inputs, tuple(scrub(before.refusing, secrets)) if base_failed and before else (),
                          tuple(scrub(after.refusing, secrets)) if head_failed and after else (),
-                         (before.platform_version if before else None, after.platform_version if after else None))
+                         (before.platform_version if before else None, after.platform_version if after else None),
+                         renamed_from, prune, notes)
+
+
+def _prune(name: str, status: str, before: Rendered | None, objects: list[ObjectChange],
+           platform: PlatformDelta | None, reactor: Reactor,
+           renamed_from: str | None) -> tuple[Prune | None, tuple[Finding, ...]]:
+    """What Argo CD deletes and what stays when the cluster's Application goes (removed, renamed), and
+    PLT-09 for every platform-made Package that stops being rendered but stays installed."""
+    from renderer.diff.compare import ref
+    from renderer.escape import quote
+    from renderer.model import PLATFORM_PACKAGE
+
+    where = Location(before.result.overlay.cluster_file.relative_to(before.result.overlay.root).as_posix()) \
+        if before is not None and before.result is not None and _inside_root(before.result.overlay) else None
+    if status in (REMOVED, RENAMED) and before is not None and not before.refused:
+        pruned = sorted(ref(o.key) for o in objects if o.base is not None)
+        if status == REMOVED:
+            kept = [c.name for c in (platform.changes if platform else []) if c.status == "removed"]
+        else:
+            effective = reactor.effective(before.result)
+            kept = sorted(n for n, (origin, _) in effective.packages.items() if origin not in (None, "cozy-render"))
+        what = (f"{quote(name)} is removed" if status == REMOVED else
+                f"{quote(renamed_from)} is renamed {quote(name)}")
+        message = (f"{what}: the ApplicationSet deletes its Application and Argo CD prunes the {len(pruned)} "
+                   f"object(s) it synced, the platform Package {PLATFORM_PACKAGE} among them; the {len(kept)} "
+                   "Package(s) the platform release made stay installed (resource-policy keep)"
+                   + ("; delete the Package CRs to uninstall." if status == REMOVED else
+                      f", and the Application for {quote(name)} creates the platform Package again."))
+        return Prune(pruned, kept), (Finding("PLT-09", message, where, WARNING),)
+    notes = tuple(Finding("PLT-09", f"{c.name} is no longer rendered but stays installed (resource-policy keep); "
+                          "delete the Package CR to uninstall.", where, WARNING)
+                  for c in (platform.changes if platform is not None and status != ADDED else [])
+                  if c.status == "removed")
+    return None, notes
+
+
+def _inside_root(overlay: Any) -> bool:
+    return overlay.root in overlay.cluster_file.parents
 
 
 def secret_values(objects: list[dict[str, Any]]) -> list[str]:

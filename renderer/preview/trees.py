@@ -424,3 +424,52 @@ def changed_paths(base: Side, head: Side, repo: Repository | None = None) -> set
 
 def remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def path_changes(base: Side, head: Side, changed: set[str],
+                 repo: Repository | None = None) -> dict[str, tuple[str, str | None]]:
+    """How each changed path changed: ``(added | modified | deleted | renamed, renamed from)``, from the two
+    sides' blob maps (the working tree's files hashed as Git would). A deleted path whose exact blob the
+    head adds under another name is that name's ``renamed`` source, and is not listed itself."""
+    assert base.blobs is not None
+    if head.blobs is None:
+        fmt = _object_format(repo or find_repository(head.root))
+        head_blobs = {p: working_blob_id(head.root, p, fmt) for p in changed}
+    else:
+        head_blobs = {p: head.blobs.get(p) for p in changed}
+    deleted = {p: base.blobs[p] for p in sorted(changed) if p in base.blobs and head_blobs.get(p) is None}
+    sources: dict[str, list[str]] = {}
+    for path, old in deleted.items():
+        sources.setdefault(old, []).append(path)
+    out: dict[str, tuple[str, str | None]] = {}
+    for path in sorted(changed):
+        blob = head_blobs.get(path)
+        if path in deleted:
+            continue
+        if path in base.blobs:
+            out[path] = ("modified", None)
+        elif blob is not None and sources.get(blob):
+            out[path] = ("renamed", sources[blob].pop(0))
+        else:
+            out[path] = ("added", None)
+    renamed = {source for change, source in out.values() if source is not None}
+    out.update({p: ("deleted", None) for p in deleted if p not in renamed})
+    return dict(sorted(out.items()))
+
+
+def folder_blobs(side: Side, rel: str, repo: Repository | None = None) -> dict[str, str]:
+    """The files under folder ``rel`` of a side, relative to it, with their blob ids (the working tree:
+    hashed as Git would, never through a link): what a folder moved as it was keeps."""
+    prefix = rel.rstrip("/") + "/"
+    if side.blobs is not None:
+        return {p[len(prefix):]: b for p, b in side.blobs.items() if p.startswith(prefix)}
+    fmt = _object_format(repo or find_repository(side.root))
+    out: dict[str, str] = {}
+    for folder, dirs, files in os.walk(side.root / rel):  # os.walk never descends through a link
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for name in sorted(files):
+            path = Path(folder, name).relative_to(side.root).as_posix()
+            blob = working_blob_id(side.root, path, fmt)
+            if blob is not None:
+                out[path[len(prefix):]] = blob
+    return out

@@ -85,19 +85,37 @@ def test_a_small_cap_cuts_diffs_then_sections_and_says_so(fleet_repo: Path,
 
 
 def test_a_fleet_sized_review_fits_githubs_limit(fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """900 changed clusters (the sections of this review, repeated under other names): the comment
-    still parses, stays within 65,536 characters and names what it cut."""
+    """900 changed clusters whose changes all differ (renamed copies of this review's, each with an
+    object of its own): the comment still parses, stays within 65,536 characters and names what it cut."""
     without_helm(monkeypatch)
     review = review_of(fleet_repo)
-    changed = [c for c in review.clusters if c.status != "unchanged"]
-    many = [c._replace(name=f"{c.name}-{i:03d}") for i in range(130) for c in changed][:900]
+    changed = [c for c in review.clusters if c.status != "unchanged" and c.objects]
+    many = [c._replace(name=f"{c.name}-{i:03d}", objects=[o._replace(key=(*o.key[:3], f"{o.key[3]}-{i}"))
+                                                        for o in c.objects])
+            for i in range(150) for c in changed][:900]
     text = markdown(review._replace(clusters=many))
     assert len(text) <= 65_536
     assert "Cut to fit GitHub's 65,536-character comment limit" in text
     assert "table row(s)" in text and "the sections of" in text and "-o text" in text
     found = structure(text)
     assert len(found["opens"]) == len(found["closes"]) > 0
-    assert 0 < len(found["rows"]) < 900 and f"and {900 - len(found['rows'])} more changed cluster(s)" in text
+    assert 0 < len(found["rows"]) < 900 and f"and {900 - len(found['rows'])} more change(s)" in text
+
+
+def test_the_same_change_in_many_clusters_is_one_group(fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """400 clusters with one identical change (issue 33 item 5): one row, one section naming them all
+    (folded), never 400 repeated hunks."""
+    without_helm(monkeypatch)
+    review = review_of(fleet_repo)
+    (apt_a,) = [c for c in review.clusters if c.name == "apt-a"]
+    many = [apt_a._replace(name=f"edge-{i:03d}") for i in range(400)]
+    text = markdown(review._replace(clusters=many))
+    assert len(text) <= 65_536 and "Cut to fit" not in text
+    found = structure(text)
+    assert len(found["rows"]) == 1 and found["rows"][0].endswith("(400 clusters)")
+    assert "<b>The same change in 400 clusters</b>" in text and text.count("```diff") == 1
+    assert "edge-000, edge-001" in text and "edge-399" in text  # every name, in a folded list
+    assert len(found["opens"]) == len(found["closes"]) == 2  # the group's section and its folded list
 
 
 def test_text_from_overlays_cannot_break_the_markdown() -> None:
@@ -105,7 +123,7 @@ def test_text_from_overlays_cannot_break_the_markdown() -> None:
 
     assert md("a|b *c* <script> `d` [x](y) ~~s~~ & e_f") == \
         "a\\|b \\*c\\* &lt;script&gt; \\`d\\` \\[x\\](y) \\~\\~s\\~\\~ &amp; e\\_f"
-    assert _code("a`b|c") == "``a`b&#124;c``"
+    assert _code("a`b|c") == "``a`b|c``" and _code("a|b", in_table=True) == "`a\\|b`"
     fence = _fence(["```", "x"], "diff")
     assert fence.startswith("````diff\n") and fence.endswith("\n````\n")
     tokens = parse(fence)

@@ -46,7 +46,7 @@ def test_batched_preview_equals_one_helm_run_per_cluster(cli, fleet_repo: Path, 
         monkeypatch.setattr(review, "COMPARE_CHUNK", chunk)
         monkeypatch.setattr(helm_module, "BATCH", batch)
         log.unlink(missing_ok=True)
-        code, out, err = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", base, "--head", head,
+        code, out, err = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", base, "--head", head, "--chart", "helm",
                              "-o", "json", "--helm", str(logging_helm))
         assert code in (0, 1) and err == "", err
         return json.loads(out), log.read_text().split().count("template") if log.exists() else 0

@@ -25,6 +25,11 @@ def by_cluster(data: dict) -> dict[str, dict]:
     return {c["cluster"]: c for c in data["clusters"]}
 
 
+def changed(cluster: dict, how: str) -> list[dict]:
+    """The cluster's findings the change introduced or resolved (without the ``change`` key)."""
+    return [{k: v for k, v in f.items() if k != "change"} for f in cluster["findings"] if f["change"] == how]
+
+
 def objects(cluster: dict) -> dict[str, str]:
     return {f"{o['kind']}/{o['name']}": o["status"] for o in cluster["objects"]}
 
@@ -65,7 +70,8 @@ def test_every_cluster_and_object_has_its_status(cli, fleet_repo: Path, monkeypa
     assert objects(clusters["old"]) == {"Package/cozystack.cozystack-platform": "orphaned"}
     # Reads nothing that changed: not rendered at all.
     assert clusters["standalone"]["rendered"] is False and clusters["standalone"]["objects"] == []
-    assert data["summary"]["clusters"] == {"added": 1, "removed": 1, "changed": 5, "unchanged": 1}
+    assert data["summary"]["clusters"] == {"added": 1, "removed": 1, "renamed": 0, "changed": 5,
+                                               "unchanged": 1}
     assert data["summary"]["rendered"] == {"base": 6, "head": 6}
 
 
@@ -74,18 +80,18 @@ def test_findings_delta_by_code_location_and_message(cli, fleet_repo: Path,
     without_helm(monkeypatch)
     _, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change")
     clusters = by_cluster(data)
-    introduced = clusters["talos-gpu"]["findings"]["introduced"]
+    introduced = changed(clusters["talos-gpu"], "introduced")
     gpu05 = [f for f in introduced if f["code"] == "GPU-05"]
     assert gpu05 == [{"code": "GPU-05", "severity": "error",
                       "message": "vGPU is not supported on Talos (proprietary vGPU Manager cannot be redistributed).",
                       "file": "overlays/clusters/talos-gpu/cluster.yaml", "line": 6, "column": 16}]
-    assert clusters["talos-gpu"]["findings"]["resolved"] == []
-    assert [f["code"] for f in clusters["apt-gpu"]["findings"]["resolved"]] == ["GPU-10"]
-    assert clusters["apt-gpu"]["findings"]["introduced"] == []
+    assert changed(clusters["talos-gpu"], "resolved") == []
+    assert [f["code"] for f in changed(clusters["apt-gpu"], "resolved")] == ["GPU-10"]
+    assert changed(clusters["apt-gpu"], "introduced") == []
     assert data["summary"]["new_errors"] == sum(1 for f in introduced if f["severity"] == "error") >= 1
     # The other way round the same errors are resolved.
     _, back = run_json(cli, fleet_repo, "--base", "change", "--head", "base")
-    assert [f["code"] for f in by_cluster(back)["talos-gpu"]["findings"]["resolved"]] == \
+    assert [f["code"] for f in changed(by_cluster(back)["talos-gpu"], "resolved")] == \
         [f["code"] for f in introduced]
 
 
@@ -113,7 +119,7 @@ def _check_platform(data: dict, source: str) -> None:
 
 @pytest.mark.skipif(not HAS_HELM, reason="no helm on PATH (python .ci/fetch_kubectl.py .ci/bin helm gets one)")
 def test_platform_reaction_through_real_helm(cli, fleet_repo: Path) -> None:
-    _, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change")
+    _, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change", "--chart", "helm")
     _check_platform(data, "helm")
 
 
@@ -206,7 +212,7 @@ def test_a_head_that_does_not_render_is_a_new_error(cli, fleet_repo: Path, monke
     cluster = by_cluster(data)["apt-a"]
     assert code == 1 and cluster["status"] == "changed" and cluster["head"]["status"] == "refused"
     assert cluster["objects"] == [] and [f["code"] for f in cluster["head"]["refused_by"]] == ["OVL-SCHEMA"]
-    assert [f["code"] for f in cluster["findings"]["introduced"]] == ["OVL-SCHEMA"]
+    assert [f["code"] for f in changed(cluster, "introduced")] == ["OVL-SCHEMA"]
     assert cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "--fail-on-new-errors")[0] == 1
 
 
@@ -338,7 +344,7 @@ def test_rendering_only_what_changed_equals_rendering_everything(fleet_repo: Pat
                 assert mine == full
             else:
                 assert {o["status"] for o in full["objects"]} <= {"unchanged"}
-                assert full["findings"] == {"introduced": [], "resolved": []} and not full["changed_inputs"]
+                assert full["findings"] == [] and not full["changed_inputs"]
         assert selected["changed_inputs"] == everything["changed_inputs"]
 
 
@@ -368,20 +374,24 @@ def test_a_variants_folder_outside_the_repository_is_the_same_on_both_sides(cli,
     assert code == 1 and data["summary"]["rendered"] == {"base": 6, "head": 6}
 
 
-def test_the_json_shape_is_the_documented_one(cli, fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """renderer/preview/report.py documents the shape; keys are only ever added (version 1)."""
+def test_the_json_validates_against_its_published_schema(cli, fleet_repo: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cozy-render schema output preview`` is the shape (renderer/data/output-schemas/preview.schema.json)."""
+    import jsonschema
+
     without_helm(monkeypatch)
     _, data = run_json(cli, fleet_repo, "--base", "base", "--head", "change")
-    assert list(data) == ["version", "base", "head", "platform_source", "changed_inputs", "clusters", "summary"]
-    assert data["version"] == 1
-    cluster = by_cluster(data)["apt-gpu"]
-    assert list(cluster) == ["cluster", "status", "rendered", "changed_inputs", "base", "head",
-                             "objects", "summary", "findings", "platform"]
-    assert list(cluster["objects"][0]) == ["apiVersion", "kind", "namespace", "name", "status", "changes"]
-    assert list(cluster["platform"]) == ["source", "failure", "packages", "summary"]
-    assert list(cluster["platform"]["packages"][0]) == ["name", "status", "origin", "variant", "changes"]
-    assert list(cluster["findings"]["resolved"][0]) == ["code", "severity", "message", "file", "line", "column"]
-    assert list(data["summary"]) == ["clusters", "rendered", "probed", "new_errors"]
+    code, schema_text, _ = cli("schema", "output", "preview")
+    assert code == 0
+    schema = json.loads(schema_text)
+    jsonschema.Draft7Validator.check_schema(schema)
+    jsonschema.validate(data, schema)
+    assert (data["apiVersion"], data["kind"]) == ("cozy-render/v1", "PreviewReport")
+    assert data["chart"] == {"mode": "model", "asked": "model", "helm": None, "helmVersion": None}
+    assert isinstance(by_cluster(data)["apt-gpu"]["findings"], list) and isinstance(data["findings"], list)
+    broken = {**data, "clusters": [{**data["clusters"][0], "status": "synced"}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
     # The same input, the same bytes.
     assert cli("diff", "--all", str(fleet_repo / "overlays"), "-o", "json", "--base", "base", "--head", "change") \
         == cli("diff", "--all", str(fleet_repo / "overlays"), "-o", "json", "--base", "base", "--head", "change")
