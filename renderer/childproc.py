@@ -123,3 +123,50 @@ def _feed(selector: selectors.BaseSelector, stdin: IO[bytes], pending: memoryvie
         selector.unregister(stdin)
         stdin.close()
     return pending
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every live process below ``pid`` (default: this process), children first; Linux ``/proc``,
+    elsewhere none are found."""
+    found: list[int] = []
+    queue = [pid if pid is not None else os.getpid()]
+    while queue and len(found) < 10_000:
+        parent = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as handle:
+                    children = [int(p) for p in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            queue.extend(children)
+    return found
+
+
+def end_descendants() -> None:
+    """Kill every process this one started, and theirs (kubeconfig exec plugins and whatever they
+    forked): nothing cozy-render started outlives it. With ``adopt_orphans`` in force, a grandchild
+    whose parent already exited is still found here."""
+    for pid in descendants():
+        with suppress(OSError):  # it ended meanwhile
+            os.kill(pid, signal.SIGKILL)
+
+
+def adopt_orphans() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``), so a
+    helper that forks and exits leaves its child where ``end_descendants`` finds it."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass  # not available: direct children are still ended

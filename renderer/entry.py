@@ -68,6 +68,32 @@ GC_YOUNG_THRESHOLD = 50_000
 
 
 def main() -> None:
+    try:
+        _main()
+    except SystemExit as done:
+        _leave(done.code)
+
+
+def _leave(code: object) -> None:
+    """The process ends here, whatever ran: when a thread is still waiting on a server past --timeout (a
+    body dripping one byte at a time), the interpreter would join it before exiting, so the exit code
+    comes only once that thread gives up. Output is flushed, every process cozy-render started is
+    ended (renderer.childproc), and the process leaves at once."""
+    threading = sys.modules.get("threading")  # not imported: no other thread can exist (a render's path)
+    if threading is None or threading.active_count() == 1:
+        raise SystemExit(code)
+    import contextlib
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    from renderer.childproc import end_descendants
+
+    end_descendants()
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+
+
+def _main() -> None:
     import gc
 
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])

@@ -414,6 +414,10 @@ class KubeFake:
         """A malformed list: ``endless-continue``, ``nameless``, ``list-name`` or ``duplicates``."""
         self.faults.append(Fault(re.compile(pattern), f"list:{how}", 0, [-1]))
 
+    def drip(self, pattern: str, seconds: float = 60.0) -> None:
+        """A 200 whose body comes one byte every 0.2 s, for ``seconds`` (then the server gives up)."""
+        self.faults.append(Fault(re.compile(pattern), "drip", seconds, [-1]))
+
     def fault_for(self, method: str, path: str) -> Fault | None:
         with self.lock:
             for fault in self.faults:
@@ -475,6 +479,20 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             if fault.kind == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()  # now, before the server's own shutdown would send a FIN
+                self.close_connection = True
+                return True
+            if fault.kind == "drip":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(1 << 20))
+                self.end_headers()
+                try:
+                    for _ in range(int(fault.value / 0.2)):  # bounded: the fake stops by itself
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:
+                    pass
                 self.close_connection = True
                 return True
             if fault.kind == "endless":

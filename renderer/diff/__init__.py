@@ -328,6 +328,9 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any
                 errors[i] = exc.findings
         return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
     deadline = deadline if deadline is not None else Deadline(request.timeout)
+    from renderer.childproc import adopt_orphans
+
+    adopt_orphans()  # an exec plugin that forks and exits leaves its child to us, to be ended with the rest
     progress = _Progress(err, len(jobs))
     slots = threading.Semaphore(request.concurrency)
     lock = threading.Lock()
@@ -375,22 +378,11 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any
 
 
 def _end_helpers() -> None:
-    """Kill the child processes of this process (kubeconfig exec plugins a stuck job started): they
-    must not outlive a diff that gave up on them. Linux ``/proc``; elsewhere nothing is found."""
-    import contextlib
-    import os
-    import signal
+    """Kill the processes a stuck job started (kubeconfig exec plugins, and whatever they forked): they
+    must not outlive a diff that gave up on them."""
+    from renderer.childproc import end_descendants
 
-    pids: set[int] = set()
-    try:
-        for task in os.listdir(f"/proc/{os.getpid()}/task"):
-            with open(f"/proc/{os.getpid()}/task/{task}/children", encoding="ascii") as handle:
-                pids.update(int(p) for p in handle.read().split())
-    except OSError:
-        return
-    for pid in pids:
-        with contextlib.suppress(OSError):  # it ended meanwhile
-            os.kill(pid, signal.SIGKILL)
+    end_descendants()
 
 
 class _Progress:

@@ -15,6 +15,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, urlencode
@@ -572,22 +573,34 @@ class ClusterSource:
                 raise _Fault(f"response of {declared} bytes, over the {limits.MAX_RESPONSE_BYTES}-byte limit",
                              False)
             data = bytearray()
+            # A body that drips a byte at a time never lets a socket timeout fire nor a chunk end: at the
+            # deadline the watchdog shuts the socket, so the read returns and the request is a timeout.
+            watchdog = threading.Timer(max(0.0, self.deadline.remaining()), _shut, (response,))
+            watchdog.daemon = True
+            watchdog.start()
             try:
-                for chunk in response.stream(CHUNK, decode_content=True):
-                    data += chunk
-                    if len(data) > limits.MAX_RESPONSE_BYTES:
-                        raise _Fault(f"response over the {limits.MAX_RESPONSE_BYTES}-byte limit "
-                                     "(after decompression)", False)
-                    if self.deadline.remaining() <= 0:
-                        raise _Fault("timeout", False, timeout=True)
-            except (u3.ReadTimeoutError, TimeoutError):
-                raise _Fault("timeout", False, timeout=True) from None
-            except u3.DecodeError:
-                raise _Fault("malformed response (bad compression)", False) from None
-            except u3.ProtocolError as exc:
-                raise _classify_protocol(exc) from None
-            except OSError as exc:
-                raise _Fault(_short(str(exc)), True) from None
+                try:
+                    for chunk in response.stream(CHUNK, decode_content=True):
+                        data += chunk
+                        if len(data) > limits.MAX_RESPONSE_BYTES:
+                            raise _Fault(f"response over the {limits.MAX_RESPONSE_BYTES}-byte limit "
+                                         "(after decompression)", False)
+                        if self.deadline.remaining() <= 0:
+                            raise _Fault("timeout", False, timeout=True)
+                except (u3.ReadTimeoutError, TimeoutError):
+                    raise _Fault("timeout", False, timeout=True) from None
+                except u3.DecodeError:
+                    raise _Fault("malformed response (bad compression)", False) from None
+                except u3.ProtocolError as exc:
+                    raise _classify_protocol(exc) from None
+                except OSError as exc:
+                    raise _Fault(_short(str(exc)), True) from None
+            except _Fault as fault:
+                if not fault.timeout and self.deadline.remaining() <= 0:  # cut off by the watchdog
+                    raise _Fault("timeout", False, timeout=True) from None
+                raise
+            finally:
+                watchdog.cancel()
             complete = True
             return response.status, bytes(data)
         finally:
@@ -866,6 +879,16 @@ class ClusterSource:
             found = listed.get(key) or (listed.get((key[0], key[1], "default", key[3])) if not key[2] else None)
             live[key] = found if found is not None else self.get(obj)
         return live, labelled
+
+
+def _shut(response: Any) -> None:
+    """End a response's socket now (the deadline passed mid-body); the reader sees the connection end."""
+    import socket
+
+    sock = getattr(getattr(response, "connection", None), "sock", None)
+    if sock is not None:
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def shown_url(url: str) -> str:
