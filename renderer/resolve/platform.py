@@ -336,27 +336,72 @@ class PlatformFacts:
                 "-ingress-controller"
             rendered = {"ouroboros": {"values": {"ouroboros": {"proxy": {"target": {
                 "namespace": namespace, "serviceName": service}}}}}}
-        # The gpu-operator vgpu knobs are GPU-11/GPU-17's.
+        elif name == "cozystack.gpu-operator":  # GPU_OPERATOR
+            # iaas.yaml forwards the vGPU knobs into the Package it renders (vgpu route only).
+            overrides = self._vgpu_overrides()
+            if overrides:
+                rendered = {"gpu-operator": {"values": {"gpu-operator": overrides}}}
         return leaves(rendered)
+
+    def _gpu(self) -> dict[str, Any]:
+        gpu = self.chart_get("gpu")
+        return gpu if isinstance(gpu, dict) else {}
+
+    def _vgpu_overrides(self) -> dict[str, Any]:
+        """iaas.yaml's `$gpuOperatorOverrides` on the vgpu route: the whole gpu.vgpuManager map when
+        any of repository, version, imagePullSecrets or a non-default image is set, and
+        vgpuDeviceManager.enabled: true when the value is Go-truthy."""
+        if not (self.gpu_operator_bundle_enabled and self.gpu_operator_variant == "vgpu"):
+            return {}
+        gpu = self._gpu()
+        manager = gpu.get("vgpuManager")
+        manager = manager if go_truthy(manager) else {}
+        overrides: dict[str, Any] = {}
+        if isinstance(manager, dict):
+            image = manager.get("image")
+            customized = "image" in manager and (go_format(image) if go_truthy(image) else "") != "vgpu-manager"
+            if any(go_truthy(manager.get(k)) for k in ("repository", "version", "imagePullSecrets")) or customized:
+                overrides["vgpuManager"] = manager
+        device_manager = gpu.get("vgpuDeviceManager")
+        if isinstance(device_manager, dict) and go_truthy(device_manager.get("enabled")):
+            overrides["vgpuDeviceManager"] = {"enabled": True}
+        return overrides
 
     def _gpu_wiring(self) -> dict[str, Any]:
         """iaas.yaml's KubeVirt GPU wiring when gpu-operator is bundle-enabled (lists, compared whole)."""
         if not self.gpu_operator_bundle_enabled:
             return {}
-        gpu = self.chart_get("gpu")
-        gpu = gpu if isinstance(gpu, dict) else {}
+        gpu = self._gpu()
         permitted_raw = gpu.get("permittedHostDevices")
         permitted: dict[str, Any] = permitted_raw if isinstance(permitted_raw, dict) else {}
-        user_pci = permitted.get("pciHostDevices") or []
+        user_pci = _as_list(permitted.get("pciHostDevices"))
+        user_mdev = _as_list(permitted.get("mediatedDevices"))
         replace = go_truthy(gpu.get("replaceDefaults"))
         wiring: dict[str, Any] = {"extraFeatureGates": ["HostDevices"]}
+        files = self.chart.data["files"]
+        devices: dict[str, Any] = {}
         if self.gpu_operator_variant == "default":
-            defaults = (self.chart.data["files"].get("files/gpu-passthrough-defaults.yaml") or {})
-            pci = ([] if replace else list(defaults.get("pciHostDevices") or [])) + list(user_pci)
-            if pci:
-                wiring["permittedHostDevices"] = {"pciHostDevices": pci}
-        elif user_pci:
-            wiring["permittedHostDevices"] = {"pciHostDevices": list(user_pci)}
+            defaults = files.get("files/gpu-passthrough-defaults.yaml") or {}
+            pci = ([] if replace else list(defaults.get("pciHostDevices") or [])) + user_pci
+        else:
+            # vgpu: the platform's mdev profiles only with the device manager on and the defaults kept;
+            # the user's lists after them, and mediatedDevicesConfiguration as the user wrote it.
+            device_manager = gpu.get("vgpuDeviceManager")
+            manager_on = isinstance(device_manager, dict) and go_truthy(device_manager.get("enabled"))
+            vgpu_defaults = files.get("files/gpu-vgpu-defaults.yaml") or {}
+            mdev = list((vgpu_defaults.get("permittedHostDevices") or {}).get("mediatedDevices") or []) \
+                if manager_on and not replace else []
+            mdev += user_mdev
+            pci = user_pci
+            if mdev:
+                devices["mediatedDevices"] = mdev
+            configuration = gpu.get("mediatedDevicesConfiguration")
+            if isinstance(configuration, dict) and configuration:
+                wiring["mediatedDevicesConfiguration"] = configuration
+        if pci:
+            devices = {"pciHostDevices": pci, **devices}
+        if devices:
+            wiring["permittedHostDevices"] = devices
         return wiring
 
 
@@ -365,7 +410,7 @@ class PlatformFacts:
 _COMPONENT_VALUES_OF = frozenset({
     "cozystack.networking", "cozystack.multus", "cozystack.linstor", "cozystack.cozystack-engine",
     "cozystack.tenant-application", "cozystack.monitoring-agents", "cozystack.backupstrategy-controller",
-    "cozystack.kubevirt", "cozystack.ouroboros"})
+    "cozystack.kubevirt", "cozystack.ouroboros", "cozystack.gpu-operator"})
 # Answers that depend on the chart version alone (its catalogue is generated and read-only), asked by
 # every cluster of a fleet again: computed once per chart model (issue 24).
 _CHART_ANSWERS: "dict[tuple[int, tuple[str, str]], tuple[ChartModel, Any]]" = {}
@@ -388,6 +433,12 @@ BUNDLES = ("system", "iaas", "paas", "naas")
 SYSTEM_VARIANTS = ("isp-full", "isp-full-generic", "isp-hosted")
 STAGE_CNI_TRUE = ("true", "yes", "on", "1")
 STAGE_CNI_FALSE = ("false", "no", "off", "0")
+
+
+def _as_list(value: Any) -> list[Any]:
+    """`default (list) x` for a value iaas.yaml concatenates: a list as it is, an empty value as no
+    items (other shapes fail the chart's concat, PLT-13's, and add nothing here)."""
+    return list(value) if isinstance(value, list) else []
 
 
 def _walk(node: Any, path: tuple[str, ...], default: Any) -> Any:

@@ -405,7 +405,10 @@ def plt_10(ctx: RuleContext) -> Iterator[Hit]:
     - **error** when it sets a key the platform renders for that Package (reference (b): multus
       `stageCniPlugins`, networking cilium/kubeovn keys, linstor `talos.enabled`, engine node selector
       and telemetry, tenant `oidc-enabled`, monitoring-agents `global.target`, `backupStorage`,
-      kubevirt `cpuAllocationRatio`) to a different value: the platform re-asserts its value on every
+      kubevirt `cpuAllocationRatio`, and on the bundle GPU route the kubevirt wiring
+      (`extraFeatureGates`, `permittedHostDevices` with the passthrough or vGPU mdev defaults,
+      `mediatedDevicesConfiguration`) and, on vgpu, gpu-operator's forwarded `vgpuManager` and
+      `vgpuDeviceManager.enabled`) to a different value: the platform re-asserts its value on every
       upgrade. Variant conflicts are PLT-12's. Keys whose platform value needs cluster state (the
       isp-full-generic API endpoint and CIDRs read from a ConfigMap) are not compared.
     - **warning** otherwise: a co-managed overlay that only adds keys is the documented way to tune a
