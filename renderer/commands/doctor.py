@@ -103,7 +103,7 @@ def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: s
 
     source = _cluster_source(connection, cluster, context, Deadline(request.timeout))
     try:
-        state = read_state(source, route)
+        state = read_state(source, route, cluster)
         return report.outcome(cluster, route, state, diagnose(route, state))
     finally:
         source.close()

@@ -8,6 +8,7 @@ The signatures (pod names, container names, labels, log lines) are the documenta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -18,12 +19,14 @@ from renderer.doctor.route import (
     CONTAINER,
     NAMESPACE,
     NONE,
+    OPERATOR_DEPLOYMENT,
     PASSTHROUGH,
     POD_ROUTES,
     TALOS_NATIVE,
     VGPU,
     VM_ROUTES,
     Route,
+    expected_daemonsets,
 )
 from renderer.model import PLATFORM_PACKAGE
 from renderer.resolve.features.gpu import GPU_OPERATOR
@@ -66,6 +69,7 @@ class Diagnosis(NamedTuple):
     message: str
     node: str | None = None
     obj: str | None = None  # kind/namespace/name
+    notes: tuple[str, ...] = ()  # what could not be read for it (a log), and how it was decided instead
 
     @property
     def severity(self) -> str:
@@ -80,6 +84,7 @@ class Context:
         self.state = state
         self.claimed: set[str] = set()  # pod names a unit explained
         self.nodes_with: dict[str, set[str]] = {}  # code -> nodes it was reported for
+        self.operator_missing = False  # the operator is not installed: operand findings would be victims
 
     def claim(self, *pods: Obj) -> None:
         self.claimed.update(_name(p) for p in pods)
@@ -100,7 +105,7 @@ def _name(obj: Obj) -> str:
 
 
 def _labels(obj: Obj) -> dict[str, str]:
-    return dict((obj.get("metadata") or {}).get("labels") or {})
+    return dict((obj.get("metadata") or {}).get("labels") or {})  # shape-checked: str -> str (shape.py)
 
 
 def node_of(pod: Obj) -> str | None:
@@ -109,7 +114,9 @@ def node_of(pod: Obj) -> str | None:
 
 
 def pods_named(state: LiveState, prefix: str, node: str | None = None) -> list[Obj]:
-    return [p for p in state.pods if _name(p).startswith(prefix) and (node is None or node_of(p) == node)]
+    """Operator-namespace pods by name prefix, on ``node`` through the node index (no pods x nodes scan)."""
+    pods = state.pods if node is None else state.pods_by_node.get(node, [])
+    return [p for p in pods if _name(p).startswith(prefix)]
 
 
 def statuses(pod: Obj, init: bool) -> list[Obj]:
@@ -163,18 +170,36 @@ def log_of(state: LiveState, pod: Obj, container: str) -> str:
     return current + ("\n" + state.log(pod, container, previous=True) if restarted else "")
 
 
+_LOGRUS_MSG = re.compile(r'(?:^|\s)msg=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
+_LOGRUS_LINE = re.compile(r'^(?:time="[^"]*"\s+)?level=\w+\s')
+
+
+def message_of(line: str) -> str:
+    """A log line as quoted in a finding: the message only. A logrus line (the operator's components
+    print ``time="..." level=info msg="..."``) gives its ``msg`` value, unescaped; a plain line is kept."""
+    line = line.strip()
+    if not _LOGRUS_LINE.match(line):
+        return line
+    found = _LOGRUS_MSG.search(line)
+    if found is None:
+        return line
+    if found.group(1) is not None:
+        return re.sub(r"\\(.)", r"\1", found.group(1)).strip()
+    return found.group(2)
+
+
 def logged(state: LiveState, pod: Obj, needle: str) -> tuple[str, str] | None:
-    """(container, the first log line holding ``needle``) across the pod's containers, or None."""
+    """(container, the message of the first log line holding ``needle``) across the pod's containers, or None."""
     for cs in statuses(pod, True) + statuses(pod, False):
         container = str(cs.get("name"))
         for line in log_of(state, pod, container).splitlines():
             if needle in line:
-                return container, line.strip()
+                return container, message_of(line)
     return None
 
 
 def last_line(state: LiveState, pod: Obj, container: str) -> str:
-    lines = [line.strip() for line in log_of(state, pod, container).splitlines() if line.strip()]
+    lines = [message_of(line) for line in log_of(state, pod, container).splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
 
@@ -194,7 +219,7 @@ def _quantity(value: str) -> int:
 
 
 def events_for(state: LiveState, name: str) -> list[Obj]:
-    return [e for e in state.events if ((e.get("involvedObject") or {}).get("name")) == name]
+    return state.events_by_object.get(name, [])
 
 
 def _ref(kind: str, obj: Obj, namespace: str | None = NAMESPACE) -> str:
@@ -212,24 +237,35 @@ def _ready(package: Obj) -> Obj | None:
     return None
 
 
-def _chain_root(packages: dict[str, Obj], name: str, seen: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str]:
-    """(the path from ``name`` down to the root cause, the root's state) along DependenciesNotReady."""
-    path = (*seen, name)
-    package = packages.get(name)
-    if package is None:
-        return path, "absent"
-    ready = _ready(package)
-    if ready is None:
-        return path, "has no Ready condition yet (not reconciled)"
-    if ready.get("status") == "True":
-        return path, "Ready"
-    if ready.get("reason") == "DependenciesNotReady":
-        deps = (package.get("status") or {}).get("dependencies") or {}
-        for dep, state in sorted(deps.items()):
-            if dep not in path and not (isinstance(state, dict) and state.get("ready") is True):
-                return _chain_root(packages, dep, path)
-    message = f": {ready['message']}" if ready.get("message") else ""
-    return path, f"Ready=False {ready.get('reason') or ''}{message}".rstrip()
+MAX_CHAIN = 64  # Packages followed along DependenciesNotReady (the platform has a few dozen)
+
+
+def _chain_root(packages: dict[str, Obj], name: str) -> tuple[tuple[str, ...], str]:
+    """(the path from ``name`` down to the root cause, the root's state) along DependenciesNotReady.
+    Iterative and bounded (issue 34 item 15): a chain of thousands of Packages, or a loop, costs no
+    stack and at most MAX_CHAIN steps."""
+    path: tuple[str, ...] = ()
+    while True:
+        path = (*path, name)
+        package = packages.get(name)
+        if package is None:
+            return path, "absent"
+        ready = _ready(package)
+        if ready is None:
+            return path, "has no Ready condition yet (not reconciled)"
+        if ready.get("status") == "True":
+            return path, "Ready"
+        following = None
+        if ready.get("reason") == "DependenciesNotReady":
+            deps = (package.get("status") or {}).get("dependencies") or {}
+            following = next((dep for dep, dep_state in sorted(deps.items()) if dep not in path
+                              and not (isinstance(dep_state, dict) and dep_state.get("ready") is True)), None)
+        if following is None:
+            message = f": {ready['message']}" if ready.get("message") else ""
+            return path, f"Ready=False {ready.get('reason') or ''}{message}".rstrip()
+        if len(path) >= MAX_CHAIN:
+            return path, f"DependenciesNotReady (the chain is longer than {MAX_CHAIN} Packages; not followed further)"
+        name = following
 
 
 def check_packages(ctx: Context) -> Iterator[Diagnosis]:
@@ -261,6 +297,118 @@ def check_packages(ctx: Context) -> Iterator[Diagnosis]:
                         f"(chain {' -> '.join(path)})", obj=f"Package/{path[-1]}")
 
 
+# --- any route: the operator and the objects the route's documentation lists ---------------------
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _package_explains_operator(ctx: Context) -> bool:
+    """The gpu-operator Package is absent or not Ready: DOC-PACKAGE already names why nothing runs."""
+    _, state = _chain_root(ctx.state.packages, GPU_OPERATOR)
+    return state != "Ready"
+
+
+def check_operator(ctx: Context) -> Iterator[Diagnosis]:
+    """The operator Deployment and its ClusterPolicy. Neither on the cluster: the operator is not
+    installed (or its release was never reconciled); every operand finding would be its victim."""
+    state = ctx.state
+    deployment = next((d for d in state.deployments if _name(d) == OPERATOR_DEPLOYMENT), None)
+    ref = f"Deployment/{NAMESPACE}/{OPERATOR_DEPLOYMENT}"
+    if deployment is None and not state.cluster_policies:
+        ctx.operator_missing = True
+        if _package_explains_operator(ctx):
+            return  # one cause, one finding: DOC-PACKAGE
+        pods = len(state.pods)
+        yield Diagnosis("DOC-OPERATOR", f"the gpu-operator is not installed or not reconciled: no Deployment "
+                        f"{NAMESPACE}/{OPERATOR_DEPLOYMENT}, no ClusterPolicy, {pods} pod{'s' * (pods != 1)} in "
+                        f"{NAMESPACE}, though Package {GPU_OPERATOR} is Ready: check its HelmRelease "
+                        f"(kubectl get hr -n {NAMESPACE})", obj=ref)
+        return
+    if deployment is None:
+        yield Diagnosis("DOC-OPERATOR", f"Deployment {NAMESPACE}/{OPERATOR_DEPLOYMENT} is not on the cluster "
+                        "(the ClusterPolicy is left without its operator)", obj=ref)
+        return
+    wanted = _int((deployment.get("spec") or {}).get("replicas", 1)) if "replicas" in (deployment.get("spec") or {}) \
+        else 1
+    ready = _int((deployment.get("status") or {}).get("readyReplicas"))
+    if ready < max(wanted, 1):
+        operator_pods = pods_named(state, OPERATOR_DEPLOYMENT + "-")
+        ctx.claim(*operator_pods)
+        shown = "; ".join(f"{_name(p)} is {pod_status(p)}" for p in operator_pods) or "no pod"
+        node = node_of(operator_pods[0]) if operator_pods else None
+        yield Diagnosis("DOC-OPERATOR", f"Deployment {NAMESPACE}/{OPERATOR_DEPLOYMENT} has {ready}/{max(wanted, 1)} "
+                        f"ready replicas ({shown})", node=node, obj=ref)
+
+
+def check_daemonsets(ctx: Context) -> Iterator[Diagnosis]:
+    """Each operand DaemonSet the route lists: on the cluster, scheduled on the GPU nodes, all ready.
+    A DaemonSet whose unready pod another unit (or DOC-POD) names is left to that finding."""
+    if ctx.operator_missing:
+        return
+    state = ctx.state
+    gpu = sorted(_name(n) for n in gpu_nodes(state))
+    for name in expected_daemonsets(ctx.route):
+        ref = f"DaemonSet/{NAMESPACE}/{name}"
+        ds = next((d for d in state.daemonsets if _name(d) == name), None)
+        if ds is None:
+            for node in gpu:
+                ctx.noted("DOC-DAEMONSET", node)
+            yield Diagnosis("DOC-DAEMONSET", f"DaemonSet {NAMESPACE}/{name} is not on the cluster (deleted, or "
+                            "not created by the operator: is it disabled in the ClusterPolicy?)", obj=ref)
+            continue
+        status = ds.get("status") or {}
+        desired, ready = _int(status.get("desiredNumberScheduled")), _int(status.get("numberReady"))
+        if desired == 0 and gpu:
+            for node in gpu:
+                ctx.noted("DOC-DAEMONSET", node)
+            yield Diagnosis("DOC-DAEMONSET", f"DaemonSet {NAMESPACE}/{name} is scheduled on no node (desired 0) "
+                            f"though {len(gpu)} GPU node{'s' * (len(gpu) != 1)} ({', '.join(gpu[:5])}"
+                            f"{', ...' if len(gpu) > 5 else ''}): check its nodeSelector against the nodes' "
+                            "nvidia.com/gpu.deploy.* and nvidia.com/gpu.workload.config labels", obj=ref)
+            continue
+        if ready >= desired:
+            continue
+        pods = pods_named(state, name + "-")
+        if any(not pod_healthy(p) for p in pods):
+            continue  # the unready pod is named by its own finding
+        covered = {node_of(p) for p in pods}
+        missing = [n for n in gpu if n not in covered]
+        for node in missing:
+            ctx.noted("DOC-DAEMONSET", node)
+        where = f"; no pod on {', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}" if missing else ""
+        yield Diagnosis("DOC-DAEMONSET", f"DaemonSet {NAMESPACE}/{name} has {ready}/{desired} pods ready{where}",
+                        node=missing[0] if missing else None, obj=ref)
+
+
+def check_cluster_policy(ctx: Context, found: list[Diagnosis]) -> Iterator[Diagnosis]:
+    """ClusterPolicy status.state must be ready. Run last: a policy not ready because an operand
+    fails is that operand's finding; this one only speaks when nothing else explains it."""
+    if ctx.operator_missing or any(d.severity == "error" for d in found):
+        return
+    policies = ctx.state.cluster_policies
+    if not policies:
+        yield Diagnosis("DOC-CLUSTERPOLICY", f"no ClusterPolicy on the cluster: the operator in {NAMESPACE} "
+                        "creates none by itself; the Package's release renders it (kubectl get clusterpolicies)",
+                        obj="ClusterPolicy")
+        return
+    for policy in policies:
+        state = (policy.get("status") or {}).get("state")
+        if state != "ready":
+            yield Diagnosis("DOC-CLUSTERPOLICY", f"ClusterPolicy {_name(policy)} has status.state "
+                            f"{state if state else 'unset'}, not ready", obj=f"ClusterPolicy/{_name(policy)}")
+
+
+def check_shape(ctx: Context) -> Iterator[Diagnosis]:
+    """One finding per live object with fields of the wrong type (read as absent: shape.py)."""
+    for ref, problems in ctx.state.shapeless:
+        node = ref.split("/", 1)[1] if ref.startswith("Node/") else None
+        yield Diagnosis("DOC-SHAPE", f"{ref} does not have the shape Kubernetes gives it: {'; '.join(problems[:5])}"
+                        f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}; those fields were "
+                        "read as absent", node=node, obj=ref)
+
+
 # --- passthrough ---------------------------------------------------------------------------------
 
 
@@ -287,6 +435,9 @@ def check_host_driver(ctx: Context) -> Iterator[Diagnosis]:
             line = logged(state, pod, NOT_BOUND_LOG)
             if line is not None:
                 evidence.append(f"{_name(pod)}: \"{line[1]}\"")
+                claimed.append(pod)
+            elif not pod_healthy(pod):  # its log unread: still the host driver's victim on this node
+                evidence.append(f"{_name(pod)} is {pod_status(pod)}")
                 claimed.append(pod)
         ctx.claim(*claimed)
         ctx.noted("DOC-HOST-DRIVER", node)
@@ -320,10 +471,12 @@ def check_driver_label(ctx: Context) -> Iterator[Diagnosis]:
 
 
 EXPLAINS_NO_DEVICES = ("DOC-HOST-DRIVER", "DOC-VFIO-UNBOUND", "DOC-VGPU-DEVICE-MANAGER", "DOC-VGPU-IMAGE",
-                       "DOC-PULL-SECRET")
+                       "DOC-PULL-SECRET", "DOC-DAEMONSET")
 
 
 def check_vm_devices(ctx: Context) -> Iterator[Diagnosis]:
+    if ctx.operator_missing:
+        return  # nothing could register them: DOC-OPERATOR (or DOC-PACKAGE) is the cause
     for node in gpu_nodes(ctx.state):
         name = _name(node)
         if any(ctx.reported(code, name) for code in EXPLAINS_NO_DEVICES):
@@ -350,12 +503,20 @@ def check_workload_label(ctx: Context) -> Iterator[Diagnosis]:
 
 
 def check_runtime_class(ctx: Context) -> Iterator[Diagnosis]:
+    if ctx.operator_missing:
+        return  # the operator creates the RuntimeClass: not installed is the cause, not the runtime
     if not any(_name(rc) == RUNTIME_CLASS for rc in ctx.state.runtime_classes):
-        yield Diagnosis("DOC-RUNTIMECLASS", f"no RuntimeClass {RUNTIME_CLASS}: the operator's pods "
+        policies = ctx.state.cluster_policies
+        state = ((policies[0].get("status") or {}).get("state") or "unset") if policies else None
+        reconciled = (f"its ClusterPolicy is {state}" if policies else "there is no ClusterPolicy")
+        yield Diagnosis("DOC-RUNTIMECLASS", f"no RuntimeClass {RUNTIME_CLASS}: the operator creates it when it "
+                        f"reconciles its ClusterPolicy, and {reconciled}; until then the operand pods "
                         f"(runtimeClassName: {RUNTIME_CLASS}) cannot start", obj=f"RuntimeClass/{RUNTIME_CLASS}")
 
 
 def check_runtime(ctx: Context) -> Iterator[Diagnosis]:
+    if ctx.operator_missing:
+        return
     pods = {_name(p): p for p in ctx.state.pods}
     by_node: dict[str, list[str]] = {}
     for event in ctx.state.events:
@@ -367,12 +528,26 @@ def check_runtime(ctx: Context) -> Iterator[Diagnosis]:
         by_node.setdefault(node, []).append(pod_name)
         if pod_name in pods:
             ctx.claim(pods[pod_name])
-    for node, names in sorted(by_node.items()):
+    # Kubernetes 1.30+ nodes list the runtime handlers their container runtime offers
+    # (node.status.runtimeHandlers): a GPU node that lists some but no nvidia has none to offer.
+    handlers_of: dict[str, list[str]] = {}
+    for node_obj in gpu_nodes(ctx.state):
+        handlers = (node_obj.get("status") or {}).get("runtimeHandlers")
+        if handlers:
+            handlers_of[_name(node_obj)] = sorted(str(h.get("name") or "") for h in handlers)
+    lacking = {n for n, names in handlers_of.items() if RUNTIME_CLASS not in names}
+    for node in sorted(set(by_node) | lacking):
         ctx.noted("DOC-RUNTIME", node)
-        yield Diagnosis("DOC-RUNTIME", f"containerd on node {node} has no nvidia runtime: "
-                        f"{', '.join(sorted(set(names)))} failed with '{NO_RUNTIME_EVENT}'; run nvidia-ctk runtime "
-                        "configure --runtime=containerd and restart containerd", node=node,
-                        obj=f"Pod/{NAMESPACE}/{sorted(names)[0]}")
+        said = []
+        if node in lacking:
+            said.append(f"the node's runtimeHandlers are {', '.join(h or '(default)' for h in handlers_of[node])}, "
+                        "none nvidia")
+        names = by_node.get(node, [])
+        if names:
+            said.append(f"{', '.join(sorted(set(names)))} failed with '{NO_RUNTIME_EVENT}'")
+        yield Diagnosis("DOC-RUNTIME", f"containerd on node {node} has no nvidia runtime: {'; '.join(said)}; run "
+                        "nvidia-ctk runtime configure --runtime=containerd and restart containerd", node=node,
+                        obj=f"Pod/{NAMESPACE}/{sorted(names)[0]}" if names else f"Node/{node}")
 
 
 def _stuck_init(pod: Obj) -> Obj | None:
@@ -414,6 +589,8 @@ def check_talos_compat(ctx: Context) -> Iterator[Diagnosis]:
 def check_validator(ctx: Context) -> Iterator[Diagnosis]:
     state = ctx.state
     talos = ctx.route.name == TALOS_NATIVE
+    if ctx.operator_missing:
+        return
     for pod in pods_named(state, OPERATOR_VALIDATOR) + pods_named(state, CUDA_VALIDATOR):
         if pod_healthy(pod) or _name(pod) in ctx.claimed:
             continue
@@ -441,12 +618,14 @@ def check_validator(ctx: Context) -> Iterator[Diagnosis]:
 
 
 def check_gpu_allocatable(ctx: Context) -> Iterator[Diagnosis]:
+    if ctx.operator_missing:
+        return  # nothing could register nvidia.com/gpu: DOC-OPERATOR (or DOC-PACKAGE) is the cause
     for node in gpu_nodes(ctx.state):
         name = _name(node)
         if _quantity(allocatable(node).get(GPU_RESOURCE, "0")) > 0:
             continue
         causes = [c for c in ("DOC-WORKLOAD-LABEL", "DOC-RUNTIME", "DOC-TALOS-COMPAT", "DOC-TALOS-MARKER",
-                              "DOC-VALIDATOR") if ctx.reported(c, name)]
+                              "DOC-VALIDATOR", "DOC-DAEMONSET") if ctx.reported(c, name)]
         because = f" (see {', '.join(causes)})" if causes else ""
         yield Diagnosis("DOC-NO-GPU", f"node {name} is labelled {GPU_PRESENT}=true but has no allocatable "
                         f"{GPU_RESOURCE}{because}", node=name, obj=f"Node/{name}")
@@ -482,13 +661,28 @@ def check_vgpu_device_manager(ctx: Context) -> Iterator[Diagnosis]:
         ctx.claim(pod)
         ctx.noted("DOC-VGPU-DEVICE-MANAGER", node)
         yield Diagnosis("DOC-VGPU-DEVICE-MANAGER", f"{_name(pod)} is {pod_status(pod)}, {line[0]}: \"{line[1]}\" "
-                        "(SR-IOV GPU: set gpu.vgpuDeviceManager.enabled: false and list the VFs in "
-                        "gpu.permittedHostDevices.pciHostDevices)", node=node, obj=_ref("Pod", pod))
+                        f"({_device_manager_fix(ctx.route)})", node=node, obj=_ref("Pod", pod))
+
+
+def _device_manager_fix(route: Route) -> str:
+    """The fix fits the GPU generation the overlay names (host.gpuModel; reference (c) vGPU specifics,
+    rule GPU-13): SR-IOV GPUs have no mdev bus, mdev GPUs need their vGPU devices configured."""
+    model = route.gpu_model
+    if route.generation == "sriov":
+        return (f"{model} is an SR-IOV GPU: set gpu.vgpuDeviceManager.enabled: false and list the VFs in "
+                "gpu.permittedHostDevices.pciHostDevices")
+    if route.generation == "mdev":
+        return (f"{model} is an mdev GPU: the device manager needs the vGPU Manager loaded on the host "
+                "(ls /sys/class/mdev_bus must list the GPU) and a vGPU type from gpu.mediatedDevicesConfiguration "
+                "the GPU supports; check the nvidia-vgpu-manager-daemonset pod of the node")
+    return ("set host.gpuModel to tell: on an SR-IOV GPU (L4, L40, L40S, B100) set gpu.vgpuDeviceManager.enabled: "
+            "false and list the VFs in gpu.permittedHostDevices.pciHostDevices; on an mdev GPU the vGPU Manager "
+            "must be loaded on the host (ls /sys/class/mdev_bus)")
 
 
 def _vgpu_manager_pods(state: LiveState) -> list[Obj]:
     return [p for p in state.pods if _labels(p).get("app") == VGPU_MANAGER_APP
-            or _name(p).startswith(VGPU_MANAGER_APP + "-")]
+            or _name(p).startswith(VGPU_MANAGER_APP + "-")]  # state.pods: the operator namespace's only
 
 
 def check_pull_secret(ctx: Context) -> Iterator[Diagnosis]:
@@ -540,7 +734,7 @@ def check_verify_job(ctx: Context) -> Iterator[Diagnosis]:
         return
     conditions = {c.get("type"): c for c in (job.get("status") or {}).get("conditions") or []
                   if c.get("status") == "True"}
-    pods = [p for p in ctx.state.pods if _labels(p).get("job-name") == name]
+    pods = [p for p in ctx.state.verify_pods if _labels(p).get("job-name") == name]
     ctx.claim(*pods)
     if "Complete" in conditions:
         return
@@ -574,12 +768,12 @@ def check_pods(ctx: Context) -> Iterator[Diagnosis]:
 Unit = Callable[[Context], Iterator[Diagnosis]]
 
 UNITS: dict[str, tuple[Unit, ...]] = {
-    PASSTHROUGH: (check_host_driver, check_vfio_unbound, check_driver_label, check_vm_devices),
-    VGPU: (check_vgpu_device_manager, check_pull_secret, check_vgpu_image, check_vm_devices),
+    PASSTHROUGH: (check_host_driver, check_vfio_unbound, check_driver_label, check_daemonsets, check_vm_devices),
+    VGPU: (check_vgpu_device_manager, check_pull_secret, check_vgpu_image, check_daemonsets, check_vm_devices),
     CONTAINER: (check_operands, check_workload_label, check_runtime_class, check_runtime, check_validator,
-                check_gpu_allocatable, check_hami),
+                check_daemonsets, check_gpu_allocatable, check_hami),
     TALOS_NATIVE: (check_workload_label, check_runtime_class, check_talos_compat, check_validator,
-                   check_gpu_allocatable, check_hami),
+                   check_daemonsets, check_gpu_allocatable, check_hami),
     NONE: (),
 }
 assert set(UNITS) >= set(VM_ROUTES) | set(POD_ROUTES)
@@ -587,10 +781,25 @@ assert set(UNITS) >= set(VM_ROUTES) | set(POD_ROUTES)
 
 def diagnose(route: Route, state: LiveState) -> list[Diagnosis]:
     ctx = Context(route, state)
-    found: list[Diagnosis] = list(check_packages(ctx))
+    found: list[Diagnosis] = list(check_shape(ctx))
+    found.extend(check_packages(ctx))
+    if route.name != NONE:
+        found.extend(check_operator(ctx))
     for unit in UNITS[route.name]:
         found.extend(unit(ctx))
     found.extend(check_verify_job(ctx))
     if route.name != NONE:
         found.extend(check_pods(ctx))
-    return found
+        found.extend(check_cluster_policy(ctx, found))
+    return [_with_notes(d, state) for d in found]
+
+
+def _with_notes(d: Diagnosis, state: LiveState) -> Diagnosis:
+    """A log that could not be read is a note on the finding of its pod (issue 32 item 4)."""
+    if not d.obj or not d.obj.startswith("Pod/"):
+        pods = []
+    else:
+        pods = [d.obj.rsplit("/", 1)[-1]]
+    names = pods + [p for p in sorted(state.log_notes) if p not in pods and p in d.message]
+    notes = tuple(f"{p}: {n}" for p in names for n in state.log_notes.get(p, []))
+    return d._replace(notes=notes) if notes else d

@@ -17,13 +17,15 @@ HOST_DRIVER_FIX = (
     "the host driver. Or clean the host: list what is installed with "
     "`dpkg-query -W -f '${Package}\\n' 'nvidia-*' 'libnvidia-*' 'cuda-*'`, review it (keep NVIDIA DOCA / "
     "Mellanox OFED `libnvidia-*` on an RDMA host; an empty list means a `.run` install: run `sudo "
-    "nvidia-uninstall`), `sudo apt purge` the reviewed list (never `apt autoremove`), blacklist `nouveau nvidia "
+    "nvidia-uninstall`), `sudo apt purge` the reviewed list (never `apt autoremove`). The page warns that the "
+    "`nvidia-dkms-*` and `nvidia-kernel-*` packages are the load-bearing ones: they build and load the kernel "
+    "module, so a purge that leaves them keeps the driver bound; make sure the reviewed list holds them. "
+    "Blacklist `nouveau nvidia "
     "nvidia_drm nvidia_modeset nvidia_uvm nvidia_peermem` in /etc/modprobe.d/blacklist-nvidia.conf, run "
     "`sudo update-initramfs -u -k all` and reboot. Confirm: `lsmod | grep -E '^(nvidia|nouveau)'` and "
     "`dkms status | grep -i nvidia` print nothing and `command -v nvidia-smi` finds nothing; delete the stuck "
     "`nvidia-vfio-manager-*` and `nvidia-sandbox-validator-*` pods; finally `kubectl label node <NODE> "
-    "nvidia.com/gpu.deploy.driver-` (nothing resets that label). FORCE_REINSTALL does not bypass the check "
-    "(NVIDIA/k8s-driver-manager#191).")
+    "nvidia.com/gpu.deploy.driver-` (nothing resets that label).")
 
 RUNTIME_FIX = (
     "On the node: `sudo nvidia-ctk runtime configure --runtime=containerd`, `sudo systemctl restart containerd`, "
@@ -41,6 +43,45 @@ CODES: list[Code] = [
          "(`kubectl get packages`, `kubectl describe package <name>`, and its HelmReleases with "
          "`kubectl get hr -A -l cozystack.io/package=<name>`).",
          "reference (a) Package status and reconcile steps 2-4 (C:internal/controller/package_reconciler.go)"),
+    Code("DOC-OPERATOR", ERROR, "The gpu-operator is not installed, not reconciled, or not running",
+         "Every GPU route runs the NVIDIA operator as Deployment `gpu-operator` in cozy-gpu-operator, which creates "
+         "the ClusterPolicy's operands (the DaemonSets, the `nvidia` RuntimeClass). Neither the Deployment nor a "
+         "ClusterPolicy on the cluster while Package cozystack.gpu-operator is Ready means its release was never "
+         "installed or reconciled: `kubectl get hr -n cozy-gpu-operator`, `kubectl describe hr -n "
+         "cozy-gpu-operator gpu-operator`, `kubectl get packages cozystack.gpu-operator`. A Deployment with fewer "
+         "ready replicas than wanted: `kubectl -n cozy-gpu-operator describe deploy gpu-operator` and "
+         "`kubectl -n cozy-gpu-operator logs deploy/gpu-operator`. Until the operator runs, doctor reports no "
+         "operand, runtime or allocatable finding (they would all be its victims).",
+         "W:operations/gpu-container-workloads.md section 2; reference (c) PackageSource facts"),
+    Code("DOC-DAEMONSET", ERROR, "An operand DaemonSet the route needs is absent, scheduled nowhere, or not ready",
+         "The documentation lists the pods each route runs in cozy-gpu-operator. container and Talos native: "
+         "`gpu-feature-discovery`, `nvidia-dcgm-exporter`, `nvidia-device-plugin-daemonset`, "
+         "`nvidia-operator-validator` (and the one-shot `nvidia-cuda-validator`); passthrough: "
+         "`nvidia-vfio-manager`, `nvidia-sandbox-device-plugin-daemonset`, `nvidia-sandbox-validator`; vgpu: "
+         "`nvidia-vgpu-manager-daemonset`, the sandbox device plugin and validator (and "
+         "`nvidia-vgpu-device-manager` when enabled). A DaemonSet that is absent was deleted or is disabled in the "
+         "ClusterPolicy (`kubectl get clusterpolicies -o yaml`); one with desired 0 while GPU nodes exist selects "
+         "no node (`kubectl -n cozy-gpu-operator get ds <name> -o jsonpath='{.spec.template.spec.nodeSelector}'` "
+         "against `kubectl get node <NODE> --show-labels`: the operator's nvidia.com/gpu.deploy.* labels and "
+         "nvidia.com/gpu.workload.config); one with fewer ready than desired and no failing pod has no pod on the "
+         "nodes named (`kubectl -n cozy-gpu-operator describe ds <name>`).",
+         "W:operations/gpu-container-workloads.md section 2; W:operations/troubleshooting/gpu-operator-host-driver.md; "
+         "W:virtualization/vgpu.md"),
+    Code("DOC-CLUSTERPOLICY", ERROR, "The gpu-operator's ClusterPolicy is absent or not ready",
+         "The operator reconciles one ClusterPolicy (`nvidia.com/v1`, rendered by the Package's release) and sets "
+         "`status.state` to `ready` once every operand it enabled runs. doctor reports it only when no other "
+         "finding explains it (an operand that fails is named by its own code): `kubectl get clusterpolicies -o "
+         "jsonpath='{.items[*].status.state}'`, then `kubectl -n cozy-gpu-operator logs deploy/gpu-operator` for "
+         "the operand it waits on.",
+         "gpu-operator v26.3.1 api/nvidia/v1 ClusterPolicy status; W:operations/gpu-container-workloads.md section 2"),
+    Code("DOC-SHAPE", ERROR, "A live object has fields of the wrong type",
+         "doctor checks the type of every field it reads (labels, statuses, restart counts, allocatable, Package "
+         "conditions and dependencies, Event references) where it reads it. A field of another type than "
+         "Kubernetes gives it (a list for labels, a string for a count) is named here, per object, and read as "
+         "absent, so the object is never taken for a healthy one. An API server does not send such objects: "
+         "check what answers at the kubeconfig's server (`kubectl get <kind> <name> -o json`), e.g. a proxy or "
+         "an aggregated API in between.",
+         "Kubernetes API reference (core/v1 Pod, Node, Event; apps/v1 DaemonSet, Deployment); issue 34 item 15"),
     Code("DOC-POD", ERROR, "A gpu-operator pod is not Running (or Completed)",
          "The documented health check is that every pod in cozy-gpu-operator reaches Running (validators: "
          "Completed): `kubectl get pods --namespace cozy-gpu-operator`. A pod named here matched no more specific "
@@ -88,13 +129,19 @@ CODES: list[Code] = [
     Code("DOC-RUNTIMECLASS", ERROR, "No nvidia RuntimeClass on a pod GPU route",
          "The operator's pods run with `runtimeClassName: nvidia` (chart `operator.runtimeClass: nvidia`) and the "
          "operator creates that RuntimeClass when it reconciles its ClusterPolicy; without it the operand pods "
-         "cannot be created. Check that the gpu-operator pod runs and its log, then `kubectl get runtimeclass "
-         "nvidia`. The handler must exist in containerd on every GPU node: " + RUNTIME_FIX,
+         "cannot be created. First, the operator is installed and has reconciled: `kubectl -n cozy-gpu-operator "
+         "get deploy gpu-operator`, `kubectl get clusterpolicies` (status.state ready) and the operator's log "
+         "(`kubectl -n cozy-gpu-operator logs deploy/gpu-operator`); doctor reports an operator that is not "
+         "installed as DOC-OPERATOR instead. Then `kubectl get runtimeclass nvidia`. Only once the RuntimeClass "
+         "exists does the containerd side matter (DOC-RUNTIME): the handler must exist on every GPU node: "
+         + RUNTIME_FIX,
          "W:operations/gpu-container-workloads.md Prerequisites; C:docs/gpu-vgpu.md; gpu-operator values "
          "operator.runtimeClass"),
     Code("DOC-RUNTIME", ERROR, "containerd on a GPU node has no nvidia runtime",
          "Pods with runtimeClassName nvidia fail to start on the node with `no runtime for \"nvidia\" is "
-         "configured` (event FailedCreatePodSandBox): nvidia-container-toolkit is installed but not registered "
+         "configured` (event FailedCreatePodSandBox), or the node's `status.runtimeHandlers` (Kubernetes 1.30 and "
+         "later: `kubectl get node <NODE> -o jsonpath='{.status.runtimeHandlers[*].name}'`) lists no `nvidia`: "
+         "nvidia-container-toolkit is installed but not registered "
          "with containerd, which the container variant requires (its own toolkit DaemonSet is off so it never "
          "overwrites the host's /etc/containerd/config.toml). " + RUNTIME_FIX,
          "W:operations/gpu-container-workloads.md, Prerequisites; reference rule GPU-10"),
@@ -129,11 +176,16 @@ CODES: list[Code] = [
          "`cozy-render diff` and sync the render.",
          "W:operations/gpu-container-workloads.md section 2; reference (c) values-container.yaml"),
     Code("DOC-VGPU-DEVICE-MANAGER", ERROR, "vgpu-device-manager crashloops: no parent devices found",
-         "NVIDIA's vgpu-device-manager walks /sys/class/mdev_bus, which does not exist on Ada Lovelace or "
-         "Blackwell GPUs (L4, L40, L40S, B100: SR-IOV vGPU), so it fails with `no parent devices found`. Keep it "
-         "off there (gpu.vgpuDeviceManager.enabled: false, the default), list the VFs in "
-         "gpu.permittedHostDevices.pciHostDevices and assign the profile per VF "
-         "(`echo <id> > /sys/bus/pci/devices/<VF>/nvidia/current_vgpu_type`, again after every reboot).",
+         "NVIDIA's vgpu-device-manager walks /sys/class/mdev_bus and fails with `no parent devices found` when it "
+         "lists no GPU. The fix depends on the GPU generation, which doctor takes from the overlay's "
+         "`host.gpuModel` (as rule GPU-13 does). SR-IOV vGPU (Ada Lovelace, Blackwell: L4, L40, L40S, B100) has no "
+         "mdev bus at all: keep the device manager off (gpu.vgpuDeviceManager.enabled: false, the default), list "
+         "the VFs in gpu.permittedHostDevices.pciHostDevices and assign the profile per VF "
+         "(`echo <id> > /sys/bus/pci/devices/<VF>/nvidia/current_vgpu_type`, again after every reboot). mdev vGPU "
+         "(Pascal to Ampere: V100, T4, A100, A30, A40, A10) needs the device manager, and the mdev bus appears "
+         "only once the vGPU Manager driver is loaded on the host: check the node's "
+         "`nvidia-vgpu-manager-daemonset` pod, then `ls /sys/class/mdev_bus` on the node, and that the vGPU type "
+         "in gpu.mediatedDevicesConfiguration is one the GPU supports. Without host.gpuModel both are named.",
          "W:virtualization/vgpu.md; C:packages/system/gpu-operator/values.yaml; reference rule GPU-13"),
     Code("DOC-VGPU-IMAGE", ERROR, "The vGPU Manager image cannot be pulled",
          "The vGPU Manager image is not public: you build it from NVIDIA gpu-driver-container "

@@ -63,6 +63,8 @@ def write_text(outcomes: list[Outcome], out: TextIO) -> None:
         for d in o.diagnoses:
             where = " ".join(x for x in (f"node {d.node}" if d.node else "", d.obj or "") if x)
             out.write(f"  {d.severity}[{d.code}] {printable(where)}: {printable(d.message)}\n")
+            for note in d.notes:
+                out.write(f"    note: {printable(note)}\n")
         if o.diagnoses:
             codes = " ".join(dict.fromkeys(d.code for d in o.diagnoses))
             out.write(f"  the documented fix: cozy-render rules CODE ({codes})\n")
@@ -78,8 +80,9 @@ def as_json(outcomes: list[Outcome], failures: list[Finding]) -> str:
                 "summary": {"errors": o.errors, "warnings": o.warnings,
                             "gpuNodes": [{"name": n, "allocatable": a} for n, a in o.gpu_nodes],
                             "pods": o.pods, "podsReady": o.pods_ready, "verification": o.verify},
-                "findings": [{"code": d.code, "severity": d.severity, "node": d.node, "object": d.obj,
-                              "message": cut(d.message)} for d in o.diagnoses]}
+                "findings": [{"cluster": o.cluster, "code": d.code, "severity": d.severity, "node": d.node,
+                              "object": d.obj, "message": cut(d.message), "notes": [cut(n) for n in d.notes]}
+                             for d in o.diagnoses]}
 
     doc = {"clusters": [cluster(o) for o in outcomes], "errors": [f.as_dict() for f in failures]}
     from renderer.escape import json_text

@@ -37,11 +37,54 @@ class Route(NamedTuple):
     pull_secrets: tuple[str, ...] = ()  # vgpu: gpu.vgpuManager.imagePullSecrets (Secret names)
     device_manager: bool = False  # vgpu: gpu.vgpuDeviceManager.enabled
     verify_job: tuple[str, str] | None = None  # (namespace, name) of the rendered verification Job
+    gpu_model: str | None = None  # the overlay's host.gpuModel
+    generation: str | None = None  # vgpu: mdev | sriov from host.gpuModel (variants gpu/facts.yaml), None unknown
 
     def describe(self) -> str:
         if self.name == NONE:
             return "none (no cozystack.gpu-operator Package)"
         return f"{self.name} ({GPU_OPERATOR} variant {self.variant}, {self.origin})"
+
+
+# What the documentation says runs in cozy-gpu-operator once the route works (issue 32 item 1):
+# W:operations/gpu-container-workloads.md section 2 lists the container route's pods (the operator's
+# Deployment plus these DaemonSets; nvidia-cuda-validator is the validator's one-shot pod);
+# W:operations/troubleshooting/gpu-operator-host-driver.md and W:virtualization/{gpu,vgpu}.md name the
+# VM routes' operands. Every route also needs the operator Deployment and its ClusterPolicy ready.
+OPERATOR_DEPLOYMENT = "gpu-operator"
+POD_ROUTE_DAEMONSETS = ("gpu-feature-discovery", "nvidia-dcgm-exporter", "nvidia-device-plugin-daemonset",
+                        "nvidia-operator-validator")
+VM_DAEMONSETS = {PASSTHROUGH: ("nvidia-vfio-manager", "nvidia-sandbox-device-plugin-daemonset",
+                               "nvidia-sandbox-validator"),
+                 VGPU: ("nvidia-vgpu-manager-daemonset", "nvidia-sandbox-device-plugin-daemonset",
+                        "nvidia-sandbox-validator")}
+VGPU_DEVICE_MANAGER_DAEMONSET = "nvidia-vgpu-device-manager"
+
+
+def expected_daemonsets(route: Route) -> tuple[str, ...]:
+    """The operand DaemonSets the route's documentation lists (nvidia-driver-compat on Talos is
+    checked by its own unit, DOC-TALOS-COMPAT)."""
+    if route.name in POD_ROUTES:
+        return POD_ROUTE_DAEMONSETS
+    if route.name == VGPU and route.device_manager:
+        return (*VM_DAEMONSETS[VGPU], VGPU_DEVICE_MANAGER_DAEMONSET)
+    return VM_DAEMONSETS.get(route.name, ())
+
+
+def _generation(result: Any, model: Any) -> str | None:
+    """mdev | sriov for host.gpuModel ("A100", "NVIDIA L40S"), as rule GPU-13 decides it."""
+    if not isinstance(model, str) or not model.strip():
+        return None
+    import re
+
+    variants = getattr(result, "variants", None)
+    if variants is None:
+        from renderer.load.variants import Variants
+
+        variants = Variants(None)
+    (facts,) = variants.load("gpu/facts.yaml")
+    name = re.sub(r"^NVIDIA\s+", "", model.strip(), flags=re.I).replace(" ", "").upper()
+    return next((g for g, models in (facts.get("vgpuGenerations") or {}).items() if name in models), None)
 
 
 def _values_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -96,5 +139,7 @@ def route_of(result: Any) -> Route:
         manager = _walk(operator, "vgpuDeviceManager", "enabled")
         if manager is None:
             manager = facts.get("gpu", "vgpuDeviceManager", "enabled")
-        return Route(VGPU, variant, origin, packages, names, manager is True, verify)
+        model = result.overlay.get("host", "gpuModel")
+        return Route(VGPU, variant, origin, packages, names, manager is True, verify,
+                     model if isinstance(model, str) else None, _generation(result, model))
     return Route(PASSTHROUGH, variant, origin, packages, verify_job=verify)

@@ -36,9 +36,10 @@ EXTRA_KINDS = [
     Kind("", "v1", "Event", "events", True, ("ev",)),
     Kind("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     Kind("batch", "v1", "Job", "jobs", True),
+    Kind("nvidia.com", "v1", "ClusterPolicy", "clusterpolicies", False),
 ]
 ALL_KINDS = KINDS + EXTRA_KINDS
-BUILT_IN_GROUPS = ("", "apps", "batch", "node.k8s.io")
+BUILT_IN_GROUPS = ("", "apps", "batch", "node.k8s.io")  # list items without apiVersion/kind
 
 
 class _Text(str):
@@ -49,6 +50,7 @@ class DoctorFake(KubeFake):
     def __init__(self) -> None:
         super().__init__()
         self.logs: dict[tuple[str, str, str, bool], str] = {}  # (namespace, pod, container, previous) -> text
+        self.ignore_limit_bytes = False  # a server that sends the whole log whatever limitBytes says
         self.server.RequestHandlerClass = _doctor_handler(self)
 
     def _kind_of(self, obj: Obj) -> Kind:
@@ -167,6 +169,9 @@ def _doctor_handler(fake: DoctorFake) -> type:
             if tail:
                 lines = text.splitlines(keepends=True)
                 text = "".join(lines[-int(tail):]) if int(tail) > 0 else ""
+            limit = (query.get("limitBytes") or [""])[0]
+            if limit and not fake.ignore_limit_bytes:
+                text = text.encode()[:int(limit)].decode("utf-8", errors="ignore")  # the kubelet cuts bytes
             return 200, _Text(text)
 
     return Handler
@@ -287,6 +292,18 @@ def runtime_class(name: str = "nvidia") -> Obj:
     return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": name}
 
 
+def deployment(name: str = "gpu-operator", replicas: int = 1, ready: int = 1) -> Obj:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}},
+            "status": {"replicas": replicas, "readyReplicas": ready, "availableReplicas": ready}}
+
+
+def cluster_policy(state: str = "ready") -> Obj:
+    """The operator's ClusterPolicy (gpu-operator api/nvidia/v1): status.state ready once every operand runs."""
+    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},
+            "spec": {}, "status": {"state": state, "namespace": NS}}
+
+
 def daemonset(name: str, desired: int = 1, ready: int = 1) -> Obj:
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": NS},
             "spec": {"selector": {"matchLabels": {"app": name}}},
@@ -320,6 +337,7 @@ def healthy_container(node_name: str = NODE) -> State:
     for name in ("gpu-feature-discovery", "nvidia-dcgm-exporter", "nvidia-device-plugin-daemonset",
                  "nvidia-operator-validator"):
         state.add(daemonset(name))
+    state.add(deployment(), cluster_policy())
     state.log("nvidia-operator-validator-q5n4k", "nvidia-operator-validator", "all validations are successful\n")
     return state
 
@@ -342,6 +360,8 @@ def healthy_passthrough(node_name: str = NODE) -> State:
                   containers=[status("nvidia-sandbox-validator", running(), ready=True)]),
               pod("nvidia-sandbox-device-plugin-daemonset-2lq9d", node_name),
               pod("gpu-operator-7976b5b8fb-xqg2z", node_name))
+    state.add(deployment(), cluster_policy(), daemonset("nvidia-vfio-manager"),
+              daemonset("nvidia-sandbox-device-plugin-daemonset"), daemonset("nvidia-sandbox-validator"))
     return state
 
 
@@ -358,6 +378,9 @@ def healthy_vgpu(node_name: str = NODE) -> State:
               pod("nvidia-sandbox-validator-7h4kq", node_name, init=[status("vgpu-manager-validation", completed())],
                   containers=[status("nvidia-sandbox-validator", running(), ready=True)]),
               pod("gpu-operator-7976b5b8fb-xqg2z", node_name))
+    state.add(deployment(), cluster_policy(), daemonset("nvidia-vgpu-manager-daemonset"),
+              daemonset("nvidia-sandbox-device-plugin-daemonset"), daemonset("nvidia-sandbox-validator"),
+              daemonset("nvidia-vgpu-device-manager"))
     return state
 
 

@@ -4,6 +4,7 @@ Each documented failure must come out with its code, node and fix; each healthy 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -272,7 +273,8 @@ def test_doctor_only_reads(doctor: Run, doctor_fake: DoctorFake) -> None:
     assert {method for method, _, _ in doctor_fake.requests} == {"GET"}
     logs = [(path, query) for _, path, query in doctor_fake.requests if path.endswith("/log")]
     assert (f"/api/v1/namespaces/{NS}/pods/nvidia-vfio-manager-8xk2p/log",
-            {"container": ["k8s-driver-manager"], "previous": ["true"], "tailLines": ["200"]}) in logs
+            {"container": ["k8s-driver-manager"], "previous": ["true"], "tailLines": ["200"],
+             "limitBytes": [str(256 * 1024)]}) in logs  # bounded on every read (issue 32 item 4)
 
 
 def test_all_clusters_each_through_its_own_context(repo: Path, tmp_path: Path) -> None:
@@ -398,3 +400,172 @@ def test_the_readme_example_is_what_doctor_prints(doctor: Run) -> None:
     code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough())
     assert code == 1
     assert out == block
+
+
+# --- expected state per route (issue 32 item 1) --------------------------------------------------
+
+
+def _errors(out: str) -> list[str]:
+    return [f["code"] for f in findings(out) if f["severity"] == "error"]
+
+
+def test_no_pods_at_all_is_never_healthy(doctor: Run) -> None:
+    state = fs.healthy_container()
+    state.objects = [o for o in state.objects if o["kind"] != "Pod"]
+    for ds in (o for o in state.objects if o["kind"] == "DaemonSet"):
+        ds["status"]["numberReady"] = 0
+    state.find("Deployment", "gpu-operator")["status"]["readyReplicas"] = 0
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert code == 1 and json.loads(out)["clusters"][0]["healthy"] is False
+    assert "DOC-OPERATOR" in _errors(out) and "DOC-DAEMONSET" in _errors(out)
+
+
+def test_device_plugin_and_validators_deleted(doctor: Run) -> None:
+    state = fs.healthy_container()
+    for name in ("nvidia-device-plugin-daemonset", "nvidia-operator-validator"):
+        state.drop("DaemonSet", name)
+    for name in ("nvidia-device-plugin-daemonset-cqj9w", "nvidia-operator-validator-q5n4k", "nvidia-cuda-validator-tjkfh"):
+        state.drop("Pod", name)
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert code == 1
+    missing = [f["object"] for f in findings(out) if f["code"] == "DOC-DAEMONSET"]
+    assert missing == [f"DaemonSet/{NS}/nvidia-device-plugin-daemonset", f"DaemonSet/{NS}/nvidia-operator-validator"]
+
+
+def test_the_operator_uninstalled_is_one_finding(doctor: Run) -> None:
+    state = fs.healthy_container()  # allocatable stays stale: nvidia.com/gpu 2
+    state.objects = [o for o in state.objects if o["kind"] not in ("Pod", "DaemonSet", "Deployment", "ClusterPolicy",
+                                                                   "RuntimeClass")]
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-OPERATOR"])  # no runtime advice, no operand victims
+    assert "not installed or not reconciled" in findings(out)[0]["message"]
+
+
+def test_the_operator_not_installed_because_its_package_is_absent(doctor: Run) -> None:
+    state = fs.healthy_container().drop("Package", "cozystack.gpu-operator")
+    state.objects = [o for o in state.objects if o["kind"] not in ("Pod", "DaemonSet", "Deployment", "ClusterPolicy")]
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-PACKAGE"])  # one cause, one finding
+
+
+def test_a_validator_scheduled_nowhere(doctor: Run) -> None:
+    state = fs.healthy_container()
+    state.find("DaemonSet", "nvidia-operator-validator")["status"].update(desiredNumberScheduled=0, numberReady=0)
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-DAEMONSET"])
+    assert "scheduled on no node (desired 0) though 1 GPU node (gpu-node-1)" in findings(out)[0]["message"]
+
+
+def test_a_daemonset_missing_a_pod_on_a_gpu_node(doctor: Run) -> None:
+    state = fs.healthy_passthrough().drop("Pod", "nvidia-sandbox-validator-7h4kq")
+    state.find("DaemonSet", "nvidia-sandbox-validator")["status"]["numberReady"] = 0
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-DAEMONSET"])
+    assert findings(out)[0]["node"] == NODE and "0/1 pods ready; no pod on gpu-node-1" in findings(out)[0]["message"]
+
+
+def test_a_cluster_policy_not_ready(doctor: Run) -> None:
+    state = fs.healthy_container()
+    state.find("ClusterPolicy", "cluster-policy")["status"]["state"] = "notReady"
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-CLUSTERPOLICY"])
+    assert "status.state notReady, not ready" in findings(out)[0]["message"]
+
+
+# --- the right cluster (issue 32 item 2) ---------------------------------------------------------
+
+
+def test_another_clusters_api_is_refused_without_a_fix(doctor: Run) -> None:
+    state = fs.host_driver_passthrough()
+    state.find("Package", "cozystack.gpu-operator")["metadata"]["labels"] = {
+        "render.cozystack.io/cluster": PASSTHROUGH}
+    code, out, err = doctor(CONTAINER, state)
+    assert (code, out) == (3, "")
+    assert "error[DIFF-CONTEXT]" in err and PASSTHROUGH in err and CONTAINER in err
+    assert "kubectl label" not in err
+
+
+# --- degrade, don't abort (issue 32 item 4) ------------------------------------------------------
+
+
+def test_a_forbidden_log_is_a_note_and_the_diagnosis_stands(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.fail(r"/log$", 403)
+    code, out, err = doctor(PASSTHROUGH, fs.host_driver_passthrough(), "-o", "json")
+    assert (code, err) == (1, ""), err
+    (finding,) = findings(out)
+    assert (finding["code"], finding["node"]) == ("DOC-HOST-DRIVER", NODE)
+    assert any("get pods/log" in note for note in finding["notes"])
+
+
+def test_a_log_over_the_bound_costs_no_more_than_the_bound(doctor: Run, doctor_fake: DoctorFake) -> None:
+    state = fs.host_driver_passthrough()
+    huge = "x" * (2 * 1024 * 1024) + "\n" + fs.HOST_DRIVER_LOG.format(node=NODE)
+    state.log("nvidia-vfio-manager-8xk2p", "k8s-driver-manager", huge, previous=True)
+    doctor_fake.ignore_limit_bytes = True  # the server sends it whole
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert code == 1 and codes(out) == ["DOC-HOST-DRIVER"]  # label + status still decide it
+
+
+# --- hostile shapes and chains (issue 34 items 15-17) --------------------------------------------
+
+
+def test_wrong_types_are_a_finding_per_object_never_exit_4(doctor: Run) -> None:
+    state = fs.healthy_container()
+    state.find("Node", NODE)["metadata"]["labels"]["nvidia.com/gpu.count"] = ["2"]
+    pod = state.find("Pod", "nvidia-device-plugin-daemonset-cqj9w")
+    pod["status"]["containerStatuses"][0]["restartCount"] = "many"
+    state.find("Package", "cozystack.gpu-operator")["status"]["conditions"] = {"type": "Ready"}
+    code, out, err = doctor(CONTAINER, state, "-o", "json")
+    assert code == 1 and err == ""
+    shaped = {f["object"]: f["message"] for f in findings(out) if f["code"] == "DOC-SHAPE"}
+    assert set(shaped) == {f"Node/{NODE}", f"Pod/{NS}/nvidia-device-plugin-daemonset-cqj9w",
+                           "Package/cozystack.gpu-operator"}
+    assert "metadata.labels.nvidia.com/gpu.count is a list, not a string" in shaped[f"Node/{NODE}"]
+
+
+def test_a_very_long_dependency_chain_costs_no_stack(doctor: Run) -> None:
+    state = fs.healthy_container().drop("Package", "cozystack.gpu-operator")
+    chain = ["cozystack.gpu-operator"] + [f"chain-{i}" for i in range(3000)]
+    for name, dep in itertools.pairwise(chain):
+        variant = "container" if name == "cozystack.gpu-operator" else None
+        state.add(fs.package(name, variant, ready=False, reason="DependenciesNotReady", message="",
+                             dependencies={dep: False}))
+    code, out, err = doctor(CONTAINER, state, "-o", "json", "--timeout", "60")
+    assert code == 1 and err == ""
+    assert "longer than 64 Packages" in next(f for f in findings(out) if f["code"] == "DOC-PACKAGE")["message"]
+
+
+# --- fixes that fit (issue 32 item 5) ------------------------------------------------------------
+
+
+def test_the_device_manager_fix_follows_the_gpu_model(doctor: Run, repo: Path) -> None:
+    _, out, _ = doctor(VGPU, fs.vgpu_device_manager_sriov(), "-o", "json")  # vgpu-apt-01: host.gpuModel A100
+    assert "A100 is an mdev GPU" in findings(out)[0]["message"] and "enabled: false" not in findings(out)[0]["message"]
+    path = repo / "clusters" / VGPU / "cluster.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("gpuModel: A100", "gpuModel: L40S"), encoding="utf-8")
+    _, out, _ = doctor(VGPU, fs.vgpu_device_manager_sriov(), "-o", "json")
+    assert "L40S is an SR-IOV GPU: set gpu.vgpuDeviceManager.enabled: false" in findings(out)[0]["message"]
+
+
+def test_quoted_log_lines_are_the_message_only(doctor: Run) -> None:
+    state = fs.vgpu_device_manager_sriov()
+    state.log("nvidia-vgpu-device-manager-m2k8d", "nvidia-vgpu-device-manager",
+              'time="2026-12-01T08:00:00Z" level=fatal msg="no parent devices found for GPU at index \\"0\\""\n',
+              previous=True)
+    _, out, _ = doctor(VGPU, state, "-o", "json")
+    message = findings(out)[0]["message"]
+    assert ': "no parent devices found for GPU at index "0""' in message and "level=" not in message
+
+
+def test_runtime_handlers_without_nvidia(doctor: Run) -> None:
+    state = fs.healthy_container()
+    state.find("Node", NODE)["status"]["runtimeHandlers"] = [{"name": "runc"}, {"name": ""}]
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert (code, codes(out)) == (1, ["DOC-RUNTIME"])
+    assert "runtimeHandlers are (default), runc, none nvidia" in findings(out)[0]["message"]
+
+
+def test_the_host_driver_fix_quotes_the_purge_warning(cli_rules: Callable[[str], str]) -> None:
+    text = cli_rules("DOC-HOST-DRIVER")
+    assert "nvidia-dkms-*" in text and "nvidia-kernel-*" in text
+    assert "k8s-driver-manager#191" not in text  # that issue does not say what it was cited for
