@@ -525,8 +525,9 @@ def as_markdown(review: Review, command: str, limit: int) -> str:
         reach.append(f"- {_code(item.path)}{what} {how}, reaches {len(item.reaches)} cluster(s): "
                      f"{md(_names(item.reaches))}\n")
     if not grouped:
-        text = "".join(head) + "No cluster renders differently.\n"
-        return text if len(text) <= limit else text[:limit]
+        text = "".join(head) + ("**Changed inputs**\n\n" + "".join(reach) + "\n" if reach else "") + \
+            "No cluster renders differently.\n"
+        return text if len(text) <= limit else "".join(head) + "No cluster renders differently.\n"
     table_head = "| cluster | status | objects +/~/- | findings +/- | platform Packages +/~/- |\n" \
                  "| --- | --- | --- | --- | --- |\n"
     rows = [_row(g) + "\n" for g in grouped]

@@ -409,7 +409,7 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
     def state(side: Rendered | None) -> str:
         return ABSENT if side is None else REFUSED if side.refused else RENDERED
 
-    prune, notes = _prune(name, status, before, objects, platform, reactor, renamed_from)
+    prune, notes = _prune(name, status, before, platform, reactor, renamed_from)
     return ClusterReview(name, status, True, objects, introduced, resolved, platform, state(before), state(after),
                          changed_inputs, tuple(scrub(before.refusing, secrets)) if base_failed and before else (),
                          tuple(scrub(after.refusing, secrets)) if head_failed and after else (),
@@ -417,19 +417,18 @@ def _compare(name: str, before: Rendered | None, after: Rendered | None, options
                          renamed_from, prune, notes)
 
 
-def _prune(name: str, status: str, before: Rendered | None, objects: list[ObjectChange],
-           platform: PlatformDelta | None, reactor: Reactor,
+def _prune(name: str, status: str, before: Rendered | None, platform: PlatformDelta | None, reactor: Reactor,
            renamed_from: str | None) -> tuple[Prune | None, tuple[Finding, ...]]:
     """What Argo CD deletes and what stays when the cluster's Application goes (removed, renamed), and
     PLT-09 for every platform-made Package that stops being rendered but stays installed."""
-    from renderer.diff.compare import ref
+    from renderer.diff.compare import key_of, ref
     from renderer.escape import quote
     from renderer.model import PLATFORM_PACKAGE
 
     where = Location(before.result.overlay.cluster_file.relative_to(before.result.overlay.root).as_posix()) \
         if before is not None and before.result is not None and _inside_root(before.result.overlay) else None
     if status in (REMOVED, RENAMED) and before is not None and not before.refused:
-        pruned = sorted(ref(o.key) for o in objects if o.base is not None)
+        pruned = sorted({ref(key_of(obj)) for obj in before.objects})
         if status == REMOVED:
             kept = [c.name for c in (platform.changes if platform else []) if c.status == "removed"]
         else:
