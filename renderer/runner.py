@@ -20,6 +20,7 @@ def execute(body: Callable[[], int | None], debug: bool = False,
             passthrough: tuple[type[BaseException], ...] = ()) -> NoReturn:
     """Run ``body`` and exit. ``passthrough`` exceptions (Click's usage errors) are re-raised for
     their owner to report."""
+    quiet_dependency_warnings()
     configure_streams()  # UTF-8 stdout in any locale (issue 12)
     try:
         from renderer.streams import require_working_directory
@@ -70,6 +71,33 @@ def execute(body: Callable[[], int | None], debug: bool = False,
                          "(rerun with --debug for a traceback)\n")
         sys.exit(EXIT_INTERNAL)
     sys.exit(code or 0)  # renderer.errors.EXIT_OK
+
+
+class _NotOurs:
+    """A warnings filter's module test (it calls ``match(module)``, as on a compiled pattern): true for
+    every module but cozy-render's own. Not a regular expression: ``re`` is not imported on a cache hit."""
+
+    @staticmethod
+    def match(module: str) -> bool:
+        return module != "renderer" and not module.startswith("renderer.")
+
+
+class _FiltersChanged(Warning):
+    """Never raised: adding a filter for it is the public way to tell ``warnings`` its filters changed."""
+
+
+def quiet_dependency_warnings() -> None:
+    """A library's warnings (urllib3's FutureWarning about its next major version, InsecureRequestWarning
+    on every request to a server with insecure-skip-tls-verify, ruamel.yaml's, the Kubernetes client's
+    DeprecationWarning) are its maintainers' business, not the user's: on stderr they break the one-line
+    ``file:line:col: error[CODE]`` contract, and under ``PYTHONWARNINGS=error`` they would end the run
+    as an internal error (issue 34 item 4). They are ignored whatever ``-W``/``PYTHONWARNINGS`` says;
+    a warning raised in cozy-render's own modules is left to those settings."""
+    import warnings
+
+    if not any(isinstance(f[3], _NotOurs) for f in warnings.filters):
+        warnings.filters.insert(0, ("ignore", None, Warning, _NotOurs(), 0))  # type: ignore[attr-defined]
+        warnings.simplefilter("default", _FiltersChanged, append=True)  # bumps the filters' version
 
 
 def configure_streams() -> None:
