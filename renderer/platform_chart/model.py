@@ -101,6 +101,33 @@ def _go_float(number: float) -> str:
     return f"{lead}{digits[:point]}.{digits[point:]}"
 
 
+_EXACT_FLOAT64 = 2 ** 53
+
+
+def as_helm_reads(tree: Any) -> Any:
+    """``tree`` with every number as helm holds it: values reach the chart through a JSON round trip
+    (sigs.k8s.io/yaml, then encoding/json into interface{}), so every number is a float64, and an
+    integer beyond 2^53 is rounded to the nearest float64 (9007199254740993 becomes
+    9007199254740992). Integers stay Python ints (the model prints and converts them as float64
+    already); only their value is rounded. The input is not modified; an unchanged subtree is shared."""
+    if isinstance(tree, bool):
+        return tree
+    if isinstance(tree, int):
+        if -_EXACT_FLOAT64 <= tree <= _EXACT_FLOAT64:
+            return tree
+        try:
+            return int(float(tree))
+        except OverflowError:  # beyond float64: not a number helm could hold; left for the rules to judge
+            return tree
+    if isinstance(tree, dict):
+        out = {k: as_helm_reads(v) for k, v in tree.items()}
+        return tree if all(out[k] is tree[k] for k in tree) else out
+    if isinstance(tree, list):
+        items = [as_helm_reads(v) for v in tree]
+        return tree if all(a is b for a, b in zip(items, tree, strict=True)) else items
+    return tree
+
+
 def go_type(value: Any) -> str:
     return _GO_TYPE[go_kind(value)]
 
@@ -133,8 +160,9 @@ class ChartModel:
         return any(r == dotted_path or r.startswith(dotted_path + ".") for r in self._reads)
 
     def effective_values(self, variant: str, values: dict[str, Any]) -> dict[str, Any]:
+        """values.yaml, values-<variant>.yaml, then ``values``, with numbers as helm holds them (float64)."""
         variant_values = self.data["variantValues"].get(variant, {})
-        return helm_merge(helm_merge(self.data["chartDefaults"], variant_values), values)
+        return as_helm_reads(helm_merge(helm_merge(self.data["chartDefaults"], variant_values), values))
 
     def optional_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits only from enabledPackages: the optional helper, and names whose

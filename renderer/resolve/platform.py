@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer.errors import Finding
 from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE
-from renderer.platform_chart.model import RenderedPackage, go_format
+from renderer.platform_chart.model import RenderedPackage, as_helm_reads, go_format
 from renderer.tree import helm_merge
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ class PlatformFacts:
         rules care about; ``chart_values`` has every default of the chart version."""
         platform = self.catalogue["platform"]
         variant_values = self.chart.data["variantValues"].get(self.variant, {})
-        return helm_merge(helm_merge(platform["chartDefaults"], variant_values), self.values)
+        # Numbers as helm holds them (float64: an integer beyond 2^53 rounds), as chart_values.
+        return as_helm_reads(helm_merge(helm_merge(platform["chartDefaults"], variant_values), self.values))
 
     @cached_property
     def chart_values(self) -> dict[str, Any]:
