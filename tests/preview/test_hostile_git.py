@@ -141,7 +141,7 @@ def test_a_folder_shaped_like_a_git_directory_is_not_the_repository(cli, fleet_r
     git(fleet_repo, "add", "-A")
     git(fleet_repo, "commit", "-q", "-m", "git-shaped folder")
     for args in (["--base", "base"], ["--base", "base", "--head", "HEAD"]):  # the README's form and the CI form
-        code, out, err = cli("diff", "--all", str(overlays), *args)
+        code, _out, err = cli("diff", "--all", str(overlays), *args)
         assert code in (0, 1) and "error" not in err, err
         assert not marker.exists()
     assert trees.find_repository(overlays).top == fleet_repo.resolve()
