@@ -64,3 +64,24 @@ def test_completion_never_offers_a_name_with_a_control_character(tmp_path: Path,
         (tmp_path / name / "cluster.yaml").write_text("")
     monkeypatch.chdir(tmp_path)
     assert [item.value for item in cluster_folders("")] == ["good"]
+
+
+def test_markdown_text_makes_no_html_heading_link_mention_or_reference() -> None:
+    """The preview's comment (issue 34 item 9): a value is inline text and nothing else."""
+    from renderer.escape import markdown_text
+
+    text = markdown_text("a\n# h <details> *x* [l](u) @team #123 http://e.example www.e.example\u202e\x1b[2J|~!")
+    assert "\n" not in text and "\x1b" not in text and "\u202e" not in text
+    assert "&lt;details&gt;" in text and "\\*x\\*" in text and "\\[l\\](u)" in text and "\\|\\~\\!" in text
+    zwj = "\u200d"
+    assert f"@{zwj}team" in text and f"#{zwj}123" in text and f"#{zwj} h" in text
+    assert f"http:{zwj}//e" in text and f"w{zwj}ww.e" in text
+
+
+def test_markdown_code_and_fence_always_close() -> None:
+    from renderer.escape import markdown_code, markdown_fence
+
+    assert markdown_code("a`b") == "``a`b``" and markdown_code("`x`") == "`` `x` ``"
+    assert markdown_code("a|b", in_table=True) == "`a\\|b`" and markdown_code("a\nb") == "`a\\nb`"
+    fence = markdown_fence(["````", "\x1b[2J x"], "diff")
+    assert fence.startswith("`````diff\n") and fence.endswith("\n`````\n") and "\x1b" not in fence

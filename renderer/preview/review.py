@@ -211,6 +211,9 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
         counts["head"] += after is not None
         touched = set(reads or (before.inputs if before is not None else [])) | \
             set(after.inputs if after is not None else [])
+        for side, folder, rendered in ((base, at_base, before), (head, at_head, after)):
+            if rendered is not None and rendered.failed and folder is not None:  # read before it failed
+                touched.add((folder / "cluster.yaml").relative_to(side.root).as_posix())
         mine = sorted({alias.get(p, p) for p in touched & changed})
         if at_head is None:  # a removed cluster is reached by the files it no longer has, not by their edits
             mine = [p for p in mine if how.get(p, ("modified", None))[0] == "deleted"]
