@@ -113,11 +113,10 @@ def test_the_sdist_holds_the_source_tree_its_tests_read() -> None:
                  "tests/conftest.py", "tests/__init__.py", ".ci/run", ".pre-commit-hooks.yaml", ".dockerignore"):
         assert name in names, name
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
-    if (SOURCE / ".git").exists():  # a checkout: every tracked file
-        tracked = subprocess.run(["git", "ls-files"], cwd=SOURCE, capture_output=True, text=True, check=True).stdout
-        # a tracked file that is absent from the work tree is a deletion not committed yet
+    tracked = subprocess.run(["git", "ls-files"], cwd=SOURCE, capture_output=True, text=True).stdout
+    if tracked:  # a checkout: every tracked file (one absent from the work tree is a deletion not committed yet)
         wanted = {line for line in tracked.splitlines() if (SOURCE / line).is_file()}
-    else:  # an unpacked sdist: the grafted folders as they are
+    else:  # an unpacked sdist (its `git init` tracks nothing): the grafted folders as they are
         wanted = {p.relative_to(SOURCE).as_posix() for folder in SOURCE_FOLDERS for p in (SOURCE / folder).rglob("*")
                   if p.is_file() and shipped(p)}
     assert sorted(wanted - names) == []
