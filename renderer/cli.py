@@ -225,11 +225,28 @@ def schema_overlay(layer: bool) -> int:
     return command.overlay_schema(layer)
 
 
+def _output_name(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """NAME is one of the shipped schemas (read when the command runs, not when the CLI loads)."""
+    from renderer.commands.schemas import OUTPUTS
+
+    if value not in OUTPUTS:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(map(repr, OUTPUTS))}.", param=param)
+    return value
+
+
+def _complete_outputs(incomplete: str) -> list[Any]:
+    from renderer.commands.schemas import OUTPUTS
+
+    return [n for n in OUTPUTS if n.startswith(incomplete)]
+
+
 @schema.command("output")
-@click.argument("name", type=click.Choice(["check", "diff", "effective", "explain", "inputs", "ls", "render", "rules"]))
+@click.argument("name", callback=_output_name,
+                shell_complete=lambda ctx, param, incomplete: _complete_outputs(incomplete))
 @runs
 def schema_output(name: str) -> int:
-    """The JSON Schema of NAME's -o json output (versioned by its apiVersion; CHANGELOG.md)."""
+    """The JSON Schema of NAME's -o json output (NAME: the command; versioned by its apiVersion;
+    CHANGELOG.md)."""
     from renderer.commands import schemas as command
 
     return command.output_schema(name)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer import report
 from renderer.errors import ERROR, EXIT_OK, Finding, Location, RenderError, fail
+from renderer.report import JSON_API_VERSION as API_VERSION
 from renderer.requests import EffectiveRequest
 
 if TYPE_CHECKING:
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
 def run(req: EffectiveRequest) -> int:
     """One cluster, or with ``--all`` every cluster of the tree: exactly what a loop running
     ``effective CLUSTER`` over them prints (each cluster's output on stdout in cluster order, its
-    warnings and refusal lines on stderr), with the worst exit code; the platform charts are rendered
+    warnings and refusal lines on stderr), with the worst exit code, except that ``-o json`` is one
+    ``EffectiveList`` document holding each cluster's ``Effective`` document (issue 31: one document
+    a ``json.load`` reads, as every other ``--all -o json``); the platform charts are rendered
     many clusters to a helm process (``render_platform_many``), which tests/effective prove equal to
     one helm run per cluster."""
     from renderer.effective.helm import require_helm
@@ -47,14 +50,35 @@ def run(req: EffectiveRequest) -> int:
     size = min(BATCH, max(1, -(-len(paths) // jobs)))  # a helm batch, or fewer so that every worker has one
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     code = EXIT_OK
+    documents: list[str] = []
     for outputs in _chunk_outputs(req, helm, chunks, jobs):
         if isinstance(outputs, RenderError):
             raise outputs  # helm's own failure (PLT-HELM) stops the run
         for stdout, stderr, exit_code in outputs:
             sys.stderr.write(stderr)
-            sys.stdout.write(stdout)
+            if req.fmt == "json":
+                documents += [stdout] if stdout else []
+            else:
+                sys.stdout.write(stdout)
             code = max(code, exit_code)
+    if req.fmt == "json":
+        sys.stdout.write(json_list(documents))
     return code
+
+
+EFFECTIVE_KIND, EFFECTIVE_LIST_KIND = "Effective", "EffectiveList"
+
+
+def json_list(documents: list[str]) -> str:
+    """The ``EffectiveList`` of ``--all -o json``: each cluster's ``Effective`` document (the text
+    ``effective CLUSTER -o json`` prints) one level in, byte for byte what ``json.dumps(indent=2)``
+    writes for the whole. The texts are composed, not parsed again: a cluster's document is about 41 KB
+    (issue 24), and JSON text holds no raw line break inside a string, so indenting each line is exact."""
+    head = f'{{\n  "apiVersion": "{API_VERSION}",\n  "kind": "{EFFECTIVE_LIST_KIND}",\n  "clusters": '
+    if not documents:
+        return head + "[]\n}\n"
+    items = ",\n".join("    " + text.rstrip("\n").replace("\n", "\n    ") for text in documents)
+    return head + "[\n" + items + "\n  ]\n}\n"
 
 
 _WORK: tuple[EffectiveRequest, str] | None = None  # set in the parent before the fork; workers inherit it
@@ -190,14 +214,19 @@ def _show(req: EffectiveRequest, staged: _Staged, rendered: Any, streams: report
     for warning in staged.warnings:
         streams.stderr.write(warning.format() + "\n")
     found = effective_set(staged.result, "", staged.chart, staged.version, rendered=rendered)
-    report.show("effective", req.fmt, found, streams)
+    if req.fmt == "json":
+        _json(staged.result.overlay.name, found, streams)
+    else:
+        report.show("effective", req.fmt, found, streams)
 
 
-@report.reporter("effective", "json")
-def _json(found: EffectiveSet, streams: report.Streams) -> None:
+def _json(cluster: str, found: EffectiveSet, streams: report.Streams) -> None:
+    """One cluster's ``Effective`` document (``cozy-render schema output effective``)."""
     from renderer.jsonout import dumps_indented
 
-    streams.stdout.write(dumps_indented({"platformVersion": found.version, "assumedAbsent": list(found.assumed_absent),
+    streams.stdout.write(dumps_indented({"apiVersion": API_VERSION, "kind": EFFECTIVE_KIND, "cluster": cluster,
+                                         "platformVersion": found.version,
+                                         "assumedAbsent": list(found.assumed_absent),
                                          "packageSources": found.package_sources,
                                          "packages": [p.as_dict() for p in found.packages]}) + "\n")
 

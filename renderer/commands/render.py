@@ -50,10 +50,7 @@ def run(req: RenderRequest) -> int:
             from renderer.emit import provenance
 
             if req.fmt == "json":
-                import json
-
-                sys.stdout.write(json.dumps({"values": [e.as_dict() for e in provenance.entries_of(results)]},
-                                            indent=2) + "\n")
+                sys.stdout.write(annotated_json(results, req.all_clusters))
             else:
                 stream = fleet_stream(results, "yaml") if req.all_clusters else output.to_yaml(objects)
                 sys.stdout.write(provenance.annotate(stream, results))
@@ -103,11 +100,12 @@ def fleet_stream(results: "list[RenderResult]", fmt: str) -> str:
     """``render --all`` to stdout: every object marked with its cluster, so a stream piped to
     ``kubectl apply`` cannot be mistaken for one cluster's. YAML: a ``# Source: <cluster.yaml>`` line
     (repository-relative) opens each document, as ``helm template`` marks its templates; JSON: one
-    ``v1`` List per cluster (kubectl reads a stream of them; each object carries the cluster label)."""
+    ``v1`` List of every cluster's objects in cluster order (one document, as ``schema output render``
+    says; each object carries the cluster label)."""
     from renderer import output
 
     if fmt == "json":
-        return "".join(output.to_json(r.manifests) for r in results)
+        return output.to_json([o for r in results for o in r.manifests])
     from renderer.escape import printable  # a folder name must not end the comment and inject YAML
 
     documents = []
@@ -116,6 +114,23 @@ def fleet_stream(results: "list[RenderResult]", fmt: str) -> str:
         source = f"{SOURCE_PREFIX}{printable(r.overlay.cluster_file.relative_to(r.overlay.root).as_posix())}\n"
         documents += [source + output.to_yaml([obj]).removeprefix("---\n") for obj in r.manifests]
     return "---\n".join(documents)
+
+
+def annotated_json(results: "list[RenderResult]", all_clusters: bool) -> str:
+    """``render --annotate -o json``: every rendered value with its provenance, as ``explain PATH
+    --rendered -o json`` gives them (an ``Explanation``; ``schema output explain``); with ``--all`` an
+    ``ExplanationList`` of one per cluster, in cluster order."""
+    import json
+
+    from renderer.commands.explain import OUTPUT_API, format_entries
+    from renderer.emit import provenance
+    from renderer.escape import json_text
+
+    documents = [format_entries(provenance.entries_of([r]), "json", r.overlay.name) for r in results]
+    if not all_clusters:
+        return documents[0]
+    return json_text({"apiVersion": OUTPUT_API, "kind": "ExplanationList",
+                      "clusters": [json.loads(d) for d in documents]}, indent=2) + "\n"
 
 
 def _options(req: RenderRequest) -> "Options":

@@ -18,8 +18,9 @@ def overlay_schema(layer: bool = False) -> int:
 
 
 OUTPUT_SCHEMAS = Path(__file__).resolve().parent.parent / "data" / "output-schemas"
-# Every command with a JSON output, by the name `schema output NAME` takes (renderer/data/output-schemas/).
-OUTPUTS = ("check", "diff", "effective", "explain", "inputs", "ls", "render", "rules")
+# Every command with a JSON output, by the name `schema output NAME` takes: the schema files shipped in
+# renderer/data/output-schemas/ (a schema added there is published without a second list to keep).
+OUTPUTS = tuple(sorted(p.name.removesuffix(".schema.json") for p in OUTPUT_SCHEMAS.glob("*.schema.json")))
 
 
 def output_schema_file(name: str) -> Path:

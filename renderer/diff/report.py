@@ -43,60 +43,16 @@ def use_colour(choice: str, stream: TextIO) -> bool:
 
 
 def to_yaml(obj: Any) -> str:
-    """Sorted keys (as kubectl diff shows objects) and multi-line strings as literal blocks, so a
-    changed line of an embedded config (a NAD's CNI JSON) is one line of the diff."""
+    """Sorted keys (as kubectl diff shows objects) through the project's one YAML writer
+    (``renderer.output.yaml.display``), the same bytes in every install: PyYAML (the live extra) is
+    never asked, and a string a YAML 1.1 reader (kubectl) would take for another type is quoted
+    (``"yes"``, ``"on"``, ``"0755"``, ``"~"``). Multi-line strings are literal blocks, so a changed line
+    of an embedded config (a NAD's CNI JSON) is one line of the diff."""
     if obj is None:
         return ""
-    return _yaml_dump(obj)
+    from renderer.output.yaml import display
 
-
-def _literal_ok(value: str) -> bool:
-    return "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" ")
-
-
-def _yaml_dump(obj: Any) -> str:
-    try:
-        import yaml
-    except ImportError:  # the base install: ruamel.yaml, same layout
-        return _ruamel_dump(obj)
-
-    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-    class Dumper(base):  # type: ignore[valid-type, misc]
-        pass
-
-    def text(dumper: Any, value: str) -> Any:
-        style = "|" if _literal_ok(value) else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    Dumper.add_representer(str, text)
-    return yaml.dump(obj, Dumper=Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
-                     width=1 << 16)
-
-
-def _ruamel_dump(obj: Any) -> str:
-    import io
-
-    from ruamel.yaml import YAML
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
-    def prepared(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: prepared(node[k]) for k in sorted(node)}
-        if isinstance(node, list):
-            return [prepared(v) for v in node]
-        if isinstance(node, str) and _literal_ok(node):
-            return LiteralScalarString(node)
-        return node
-
-    y = YAML(typ="rt", pure=True)
-    y.default_flow_style = False
-    y.width = 1 << 16
-    y.allow_unicode = True
-    y.indent(mapping=2, sequence=2, offset=0)
-    stream = io.StringIO()
-    y.dump(prepared(obj), stream)
-    return stream.getvalue()
+    return display(obj)
 
 
 def unified(item: Item) -> list[str]:
@@ -202,8 +158,10 @@ def as_json(outcomes: list[Outcome], findings: list[Finding]) -> str:
         counts = {s: outcome.count(s) for s in (CREATE, CHANGE, UNCHANGED, ORPHANED, SKIPPED, PATCH_TARGET_MISSING)}
         clusters.append({"cluster": outcome.cluster, "objects": objects, "summary": counts})
     from renderer.escape import json_text
+    from renderer.report import JSON_API_VERSION
 
-    return json_text({"clusters": clusters, "findings": [f.as_dict() for f in findings]}, indent=2,
+    return json_text({"apiVersion": JSON_API_VERSION, "kind": "Diff", "clusters": clusters,
+                      "findings": [f.as_dict() for f in findings]}, indent=2,
                       sort_keys=False, ensure_ascii=False) + "\n"
 
 

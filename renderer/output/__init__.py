@@ -909,13 +909,16 @@ def _coloured(diff: str) -> str:
 def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: TextIO | None = None,
                  stderr: TextIO | None = None, all_clusters: bool = False) -> int:
     """``render --out DIR --check``: name each stale or missing file and show its unified diff (stderr), or
-    print ``{"stale": [...]}`` with ``-o json`` (stdout). Exit 1 when anything is stale, else 0."""
+    print a ``StaleFiles`` document with ``-o json`` (stdout; ``cozy-render schema output render-check``).
+    Exit 1 when anything is stale, else 0."""
     entries = stale_entries(out, files, all_clusters)
     if fmt == "json":
         stream = stdout or sys.stdout
         from renderer.escape import json_text  # committed names are input: a non-UTF-8 one is escaped, not a crash
 
-        stream.write(json_text({"stale": entries}, indent=2, ensure_ascii=False) + "\n")
+        # renderer.report.JSON_API_VERSION's value (renderer.report imports this module: no import back)
+        stream.write(json_text({"apiVersion": "cozy-render/v1", "kind": "StaleFiles", "stale": entries}, indent=2,
+                               ensure_ascii=False) + "\n")
         return EXIT_FINDINGS if entries else EXIT_OK
     stream = stderr or sys.stderr
     colour = _use_colour(stream)

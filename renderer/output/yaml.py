@@ -66,3 +66,18 @@ def ruamel_dump_stream(documents: list[Any]) -> str:
 
 def dump_one(obj: dict[str, Any]) -> str:
     return dump_stream([obj])
+
+
+def display(obj: Any) -> str:
+    """An object as the diffs show it (``diff``, ``diff --base``): keys sorted, as kubectl diff shows
+    objects, written by ``dump_one`` (the render's writer, so YAML 1.1 quoting and literal blocks are
+    the same in every install, whatever YAML libraries are importable; issue 31 item 5)."""
+    return dump_one(_sorted_keys(obj))
+
+
+def _sorted_keys(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _sorted_keys(node[k]) for k in sorted(node, key=str)}
+    if isinstance(node, list):
+        return [_sorted_keys(v) for v in node]
+    return node

@@ -1,9 +1,10 @@
 """Issue 24 item 3: ``effective --all`` prints what a loop running ``effective CLUSTER`` over the
 clusters prints (stdout byte for byte, stderr line for line, the worst exit code), while rendering the
-charts many clusters to a helm process."""
+charts many clusters to a helm process; ``-o json`` holds the loop's documents in one (issue 31)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,13 @@ def test_effective_all_is_the_loop_over_clusters(helm: str, tree: Path, fmt: str
         _LOOPS[fmt] = [_cozy(["effective", f"clusters/{c.name}", "-o", fmt, "--helm", helm], tree)
                        for c in sorted((tree / "clusters").iterdir()) if (c / "cluster.yaml").is_file()]
     loop = _LOOPS[fmt]
-    assert together.stdout == "".join(run.stdout for run in loop)
+    if fmt == "json":  # one EffectiveList holding each cluster's Effective document (issue 31 item 4)
+        document = json.loads(together.stdout)
+        assert document["kind"] == "EffectiveList"
+        assert document["clusters"] == [json.loads(run.stdout) for run in loop if run.stdout]
+        assert together.stdout == json.dumps(document, indent=2) + "\n"
+    else:
+        assert together.stdout == "".join(run.stdout for run in loop)
     assert together.stderr == "".join(run.stderr for run in loop)
     assert together.returncode == max(run.returncode for run in loop) == 3
     assert "Traceback" not in together.stderr and together.stdout
