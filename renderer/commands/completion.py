@@ -28,7 +28,28 @@ def script(shell: str, command: Any) -> str:
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - the CLI offers only the shells Click supports
         raise click.BadParameter(f"no completion for {shell}")
-    return cls(command, {}, PROG_NAME, COMPLETE_VAR).source() + "\n"
+    source = cls(command, {}, PROG_NAME, COMPLETE_VAR).source()
+    for unsafe, safe in HARDENED.get(shell, ()):
+        source = source.replace(unsafe, safe)
+    return source + "\n"
+
+
+# Click's scripts treat a completion value as shell text (issue 34 items 5 and 20): bash expanded it
+# as a glob twice (the unquoted `for completion in $response` and `COMPREPLY+=($value)`: a cluster
+# folder named `*` offered every file there, and brought back names cluster_folders leaves out), read
+# its backslashes as escapes, and put it on the command line unquoted (a folder named `$(cmd)` would
+# run cmd once the line is run); fish cut a value at its first comma. Each is replaced by its quoted
+# form; tests/commands/test_completion_hostile.py runs the bash script in a real bash. Click's bash
+# script already needs bash 4.4 (`local -`). zsh's compadd quotes what it inserts (no -Q).
+HARDENED: dict[str, list[tuple[str, str]]] = {
+    "bash": [
+        ("    local response\n", "    local response\n    local -\n    set -f  # no pathname expansion of any value\n"),
+        ("IFS=',' read type value", "IFS=',' read -r type value"),
+        ("            COMPREPLY+=($value)",
+         "            compopt -o filenames  # bash quotes what it inserts\n            COMPREPLY+=(\"$value\")"),
+    ],
+    "fish": [('string split "," $completion', 'string split -m 1 "," -- $completion')],
+}
 
 
 def cluster_folders(incomplete: str) -> list[Any]:
@@ -37,6 +58,8 @@ def cluster_folders(incomplete: str) -> list[Any]:
 
     from renderer.escape import has_unsafe
 
+    if has_unsafe(incomplete):  # what was typed comes back in every value: it must not forge a line either
+        return []
     head, _, prefix = incomplete.rpartition("/")
     base = Path(head or ".") if head or not incomplete.startswith("/") else Path("/")
     try:
