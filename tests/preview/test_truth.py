@@ -192,3 +192,33 @@ def test_chart_model_never_runs_helm_and_the_header_names_the_mode(cli, fleet_re
     assert "Platform chart: built-in model" in markdown
     code, _, err = cli("diff", str(fleet_repo / "overlays" / "clusters" / "apt-a"), "--chart", "helm")
     assert code == 2 and "give --base" in err
+
+
+def test_clusters_with_the_same_change_are_one_group_in_every_format(cli, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """One base-layer edit, six clusters whose change is the same (the same JSON pointers, old and new
+    values): one group, the names folded, the diff shown once (issue 33 item 5)."""
+    from tests.preview.conftest import BASE, cluster
+
+    without_helm(monkeypatch)
+    repo = tmp_path / "fleet"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    names = [f"edge-{i}" for i in range(6)]
+    write(repo, {"overlays/base/cluster.yaml": BASE,
+                 **{f"overlays/clusters/{n}/cluster.yaml": cluster(n) for n in names}})
+    commit_all(repo, "base")
+    git(repo, "tag", "base")
+    write(repo, {"overlays/base/cluster.yaml": BASE.replace("[dashboard, api]", "[dashboard, api, vm-exportproxy]")})
+    commit_all(repo, "change")
+    git(repo, "tag", "change")
+    data = json.loads(preview(cli, repo)[1])
+    assert data["groups"] == [{"group": 0, "clusters": names}]
+    assert {c["group"] for c in data["clusters"]} == {0}
+    _, text = preview(cli, repo, output="text")
+    assert text.count("# the same change in 6 clusters (changed; shown for edge-0): " + ", ".join(names)) == 1
+    assert text.count("+++ head/") == 1
+    _, markdown = preview(cli, repo, output="markdown")
+    assert "<b>The same change in 6 clusters</b>" in markdown and markdown.count("```diff") == 1
+    assert "| edge\\-0, edge\\-1, edge\\-2 and 3 more (6 clusters) | changed |" in markdown or \
+        "| edge-0, edge-1, edge-2 and 3 more (6 clusters) | changed |" in markdown
