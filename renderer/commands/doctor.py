@@ -28,12 +28,13 @@ def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
     results = _render(request)
     jobs = [_job(request, result) for result in results]
     outcomes, failures = _run_bounded(request, jobs)
+    findings = [f for _, f in failures]
     if failures and not outcomes:
-        raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
+        raise RenderError(findings, EXIT_INPUT)  # nothing was read: nothing on stdout
     reporting.show("doctor", request.output, (outcomes, failures), reporting.Streams(out, sys.stderr))
     out.flush()
     if failures:
-        raise RenderError(failures, EXIT_INPUT)
+        raise RenderError(findings, EXIT_INPUT)
     return EXIT_FINDINGS if any(o.errors for o in outcomes) else EXIT_OK
 
 
@@ -106,12 +107,16 @@ def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: s
     source = _cluster_source(connection, cluster, context, Deadline(request.timeout))
     try:
         state = read_state(source, route, cluster)
-        return report.outcome(cluster, route, state, diagnose(route, state))
+        # every run names what it read (issue 32 item 2): the context and the API server, shown
+        # without userinfo or query (diff's shown_url)
+        read = {"context": source.context or "", "server": source.shown}
+        return report.outcome(cluster, route, state, diagnose(route, state), read)
     finally:
         source.close()
 
 
-def _run_bounded(request: DoctorRequest, jobs: list[tuple[str, Callable[[], Any]]]) -> tuple[list[Any], list[Finding]]:
+def _run_bounded(request: DoctorRequest,
+                 jobs: list[tuple[str, Callable[[], Any]]]) -> tuple[list[Any], list[tuple[str, Finding]]]:
     """At most ``concurrency`` clusters at once, each in a daemon thread (a request stuck past the
     deadline cannot keep the process alive); results in cluster order."""
     results: dict[int, Any] = {}
@@ -150,18 +155,18 @@ def _run_bounded(request: DoctorRequest, jobs: list[tuple[str, Callable[[], Any]
         raise crashed[0]
     with lock:
         return ([results[i] for i in sorted(results) if i not in errors],
-                [f for i in sorted(errors) for f in errors[i]])
+                [(jobs[i][0], f) for i in sorted(errors) for f in errors[i]])  # each error names its cluster
 
 
 @reporting.reporter("doctor", "json")
-def _json(payload: tuple[list[Any], list[Finding]], streams: reporting.Streams) -> None:
+def _json(payload: tuple[list[Any], list[tuple[str, Finding]]], streams: reporting.Streams) -> None:
     from renderer.doctor import report
 
     streams.stdout.write(report.as_json(*payload))
 
 
 @reporting.reporter("doctor", "text")
-def _text(payload: tuple[list[Any], list[Finding]], streams: reporting.Streams) -> None:
+def _text(payload: tuple[list[Any], list[tuple[str, Finding]]], streams: reporting.Streams) -> None:
     from renderer.doctor import report
 
     report.write_text(payload[0], streams.stdout)

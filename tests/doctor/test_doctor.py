@@ -79,11 +79,11 @@ def test_a_healthy_route_exits_0(doctor: Run, cluster: str, state: Callable[[], 
     assert report["summary"]["gpuNodes"][0]["name"] == NODE
 
 
-def test_the_text_summary_names_the_route(doctor: Run) -> None:
+def test_the_text_summary_names_the_route_and_what_it_read(doctor: Run, doctor_fake: DoctorFake) -> None:
     code, out, _ = doctor(CONTAINER, fs.healthy_container())
     assert code == 0
     assert out == (f"{CONTAINER}: route container (cozystack.gpu-operator variant container, standalone): healthy; "
-                   f"1 GPU node, 6/6 pods ready in {NS}\n")
+                   f"1 GPU node, 6/6 pods ready in {NS}; read from context {CONTAINER} at {doctor_fake.url}\n")
 
 
 # --- passthrough ---------------------------------------------------------------------------------
@@ -394,12 +394,12 @@ def test_rules_explains_every_doctor_code_with_its_fix(cli_rules: Callable[[str]
         assert "`" in text and "Sources:" in text, code.id  # a command or a name to act on, and where it is from
 
 
-def test_the_readme_example_is_what_doctor_prints(doctor: Run) -> None:
+def test_the_readme_example_is_what_doctor_prints(doctor: Run, doctor_fake: DoctorFake) -> None:
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     block = readme.split(f"$ cozy-render doctor clusters/{PASSTHROUGH}\n", 1)[1].split("```", 1)[0]
     code, out, _ = doctor(PASSTHROUGH, fs.host_driver_passthrough())
     assert code == 1
-    assert out == block
+    assert out.replace(doctor_fake.url, "https://203.0.113.10:6443") == block
 
 
 # --- expected state per route (issue 32 item 1) --------------------------------------------------
@@ -569,3 +569,52 @@ def test_the_host_driver_fix_quotes_the_purge_warning(cli_rules: Callable[[str],
     text = cli_rules("DOC-HOST-DRIVER")
     assert "nvidia-dkms-*" in text and "nvidia-kernel-*" in text
     assert "k8s-driver-manager#191" not in text  # that issue does not say what it was cited for
+
+
+# --- the GPUs each node offers (issue 32 item 6) -------------------------------------------------
+
+H200 = Path(__file__).resolve().parent / "data" / "h200"  # real output, see its README
+
+
+def test_a_node_names_its_gpus_from_gfd_labels_and_the_verification_job(doctor: Run, repo: Path) -> None:
+    _verify(repo)
+    state = fs.verify_job(fs.healthy_container(), "succeeded")
+    state.log("cuda-smoke-7xv2q", "cuda", (H200 / "nvidia-smi.txt").read_text(encoding="utf-8"), namespace="default")
+    state.find("Node", NODE)["metadata"]["labels"].update({
+        "nvidia.com/gpu.product": "NVIDIA-H200", "nvidia.com/gpu.count": "1", "nvidia.com/gpu.memory": "143771",
+        "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "159", "nvidia.com/cuda.driver.rev": "04",
+        "nvidia.com/cuda.runtime.major": "13", "nvidia.com/cuda.runtime.minor": "0", "nvidia.com/mig.strategy": "single"})
+    code, out, _ = doctor(CONTAINER, state, "-o", "json")
+    assert code == 0, out
+    gpus = json.loads(out)["clusters"][0]["summary"]["gpuNodes"][0]["gpus"]
+    assert (gpus["product"], gpus["count"], gpus["memoryMiB"]) == ("NVIDIA-H200", 1, 143771)
+    assert (gpus["driver"], gpus["cuda"], gpus["mig"]) == ("580.159.04", "13.0", {"strategy": "single"})
+    assert gpus["gpus"] == [{"index": 0, "name": "NVIDIA H200", "memoryMiB": 143771, "mig": "disabled"}]
+    code, out, _ = doctor(CONTAINER, state)
+    assert (f"  node {NODE}: 1x NVIDIA-H200 (143771 MiB), driver 580.159.04, CUDA 13.0, MIG strategy single, "
+            "disabled, from GPU feature discovery labels and the verification Job's nvidia-smi\n") in out
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("nvidia-smi.txt", {"driver": "580.159.04", "cuda": "13.0",
+                        "gpus": [{"index": 0, "name": "NVIDIA H200", "memoryMiB": 143771, "mig": "disabled"}]}),
+    ("nvidia-smi-L.txt", {"gpus": [{"index": 0, "name": "NVIDIA H200"}]}),
+    ("nvidia-smi-query.csv", {"driver": "580.159.04",
+                              "gpus": [{"index": 0, "name": "NVIDIA H200", "memoryMiB": 143771, "mig": "disabled"}]}),
+])
+def test_real_nvidia_smi_output_is_read(name: str, expected: dict[str, Any]) -> None:
+    from renderer.doctor.gpus import parse_nvidia_smi
+
+    assert parse_nvidia_smi((H200 / name).read_text(encoding="utf-8")) == expected
+
+
+def test_doctor_json_validates_against_its_schema(doctor: Run, repo: Path) -> None:
+    import jsonschema
+
+    schema = json.loads(CliRunner().invoke(main, ["schema", "output", "doctor"]).stdout)
+    _verify(repo)
+    _, out, _ = doctor(CONTAINER, fs.verify_job(fs.host_driver_passthrough(), "failed"), "-o", "json")
+    document = json.loads(out)
+    assert (document["apiVersion"], document["kind"]) == ("cozy-render/v1", "DoctorReport")
+    assert list(jsonschema.Draft7Validator(schema).iter_errors(document)) == []
+    assert all(f["cluster"] == CONTAINER for f in findings(out))
