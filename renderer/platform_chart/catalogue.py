@@ -270,6 +270,10 @@ ANCHOR_MARKERS = (
     'ternary "true" "false" .Values.authentication.oidc.enabled',
     'include "cozystack.platform.stageCniPlugins"',
     'trimPrefix "tenant-" $ingressNs',
+    # iaas.yaml's GPU wiring (replayed by renderer.platform_chart.model._gpu_wiring_problem): the
+    # kubevirt half, then the vgpu overrides of the gpu-operator Package.
+    "$userPci := default (list)",
+    "$vgpuMgr := default (dict)",
 )
 
 

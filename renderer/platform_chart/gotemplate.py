@@ -23,10 +23,11 @@ class Unsupported(ValueError):
 class GoTemplateError(ValueError):
     """What text/template or Sprig would fail with; ``at`` is the failing node, as helm prints it."""
 
-    def __init__(self, at: str, message: str) -> None:
+    def __init__(self, at: str, message: str, key: tuple[str, ...] = ()) -> None:
         super().__init__(f"at <{at}>: {message}")
         self.at = at
         self.message = message
+        self.key = key  # the platform value path at fault, where the node does not name it
 
 
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<open>\()|(?P<close>\))|(?P<pipe>\|)'

@@ -240,7 +240,8 @@ class ChartModel:
                 try:
                     outcome = self._step(kind, payload, values, value, holds, rendered, component_values)
                 except GoTemplateError as exc:
-                    outcome = None if failed else ChartProblem(str(exc), template, line, node_key(exc.at), "template")
+                    outcome = None if failed else ChartProblem(str(exc), template, line,
+                                                               exc.key or node_key(exc.at), "template")
                 if isinstance(outcome, ChartProblem) and not failed:
                     problems.append(outcome)
                     failed = True
@@ -393,6 +394,8 @@ def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -
         namespace = evaluate(parsed(".Values.publishing.ingressName"), values)
         if truthy(namespace) and not isinstance(namespace, str):
             raise GoTemplateError("$ingressNs", f"wrong type for value; expected string; got {go_type(namespace)}")
+    elif marker.startswith(("$userPci", "$vgpuMgr")):
+        _gpu_wiring_problem(marker, values)
     elif marker.startswith("include"):
         networking = evaluate(parsed(".Values.networking"), values)
         if not truthy(networking):
@@ -408,6 +411,66 @@ def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -
 
 
 STAGE_CNI_SPELLINGS = ("true", "yes", "on", "1", "false", "no", "off", "0")
+_GPU_OPERATOR = "cozystack.gpu-operator"
+
+
+def _gpu_wiring_problem(marker: str, values: dict[str, Any]) -> None:
+    """iaas.yaml's GPU wiring, in the order helm executes it, raising the Go template error helm
+    prints for a wrong-typed ``gpu.*`` value (each message checked against real helm,
+    tests/platform_chart/test_gpu_wiring.py). Runs only where the chart runs it: gpu-operator
+    bundle-enabled, the variant already validated (the fail guard above it)."""
+    bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else {}
+    enabled, disabled = bundles.get("enabledPackages") or [], bundles.get("disabledPackages") or []
+    if not isinstance(enabled, list) or not isinstance(disabled, list):
+        return  # `has` fails first (the model reports that at $gpuEnabled)
+    if not _has(_GPU_OPERATOR, enabled, "enabledPackages") or _has(_GPU_OPERATOR, disabled, "disabledPackages"):
+        return
+    iaas = bundles.get("iaas") if isinstance(bundles.get("iaas"), dict) else {}
+    variant = iaas.get("gpuOperatorVariant") if truthy(iaas.get("gpuOperatorVariant")) else "default"
+    if variant not in ("default", "vgpu"):
+        return  # the variant guard fails first
+    gpu = values.get("gpu")
+
+    def walk(node: Any, field: str, key: tuple[str, ...]) -> Any:
+        """``(node).field`` in text/template: nil gives nothing, a map its entry, anything else fails."""
+        if node is None:
+            return None
+        if not isinstance(node, dict):
+            raise GoTemplateError(".Values.gpu", f"can't evaluate field {field} in type {go_type(node)}", key)
+        return node.get(field)
+
+    def concat(item: Any, at: str, key: tuple[str, ...]) -> None:
+        if truthy(item) and not isinstance(item, list):  # `default (list) x`, then Sprig concat
+            raise GoTemplateError(at, f"error calling concat: Cannot concat type {go_kind(item)} as list", key)
+
+    def as_map(item: Any, at: str, key: tuple[str, ...]) -> dict[str, Any]:
+        if truthy(item) and not isinstance(item, dict):  # `default (dict) x`, then a map argument
+            raise GoTemplateError(at, f"wrong type for value; expected map[string]interface {{}}; got {go_type(item)}",
+                                  key)
+        return item if isinstance(item, dict) else {}
+
+    if marker.startswith("$userPci"):
+        permitted = walk(gpu, "permittedHostDevices", ("gpu",))
+        user_pci = walk(permitted, "pciHostDevices", ("gpu", "permittedHostDevices"))
+        user_mdev = walk(permitted, "mediatedDevices", ("gpu", "permittedHostDevices"))
+        user_config = walk(gpu, "mediatedDevicesConfiguration", ("gpu",))
+        if variant == "default":
+            concat(user_pci, "concat $pci $userPci", ("gpu", "permittedHostDevices", "pciHostDevices"))
+            return
+        walk(walk(gpu, "vgpuDeviceManager", ("gpu",)), "enabled", ("gpu", "vgpuDeviceManager"))
+        concat(user_pci, "concat $pci $userPci", ("gpu", "permittedHostDevices", "pciHostDevices"))
+        concat(user_mdev, "concat $mdev $userMdev", ("gpu", "permittedHostDevices", "mediatedDevices"))
+        as_map(user_config, "$userMdevConfig", ("gpu", "mediatedDevicesConfiguration"))
+        return
+    if variant != "vgpu":
+        return
+    manager = as_map(walk(gpu, "vgpuManager", ("gpu",)), "$vgpuMgr", ("gpu", "vgpuManager"))
+    if "image" in manager:
+        image = manager["image"] if truthy(manager["image"]) else ""
+        if not isinstance(image, str):
+            raise GoTemplateError('ne (default "" $vgpuMgr.image) "vgpu-manager"',
+                                  "error calling ne: incompatible types for comparison",
+                                  ("gpu", "vgpuManager", "image"))
 
 
 def _has(name: str, listed: Any, key: str) -> bool:

@@ -137,3 +137,57 @@ def test_the_sets_reach_both_forwarded_packages() -> None:
         seen["mediatedDevices"] += "mediatedDevices" in keys
         seen["mediatedDevicesConfiguration"] += "mediatedDevicesConfiguration" in keys
     assert all(count >= 5 for count in seen.values()), seen
+
+
+# Wrong-typed gpu.* on the bundle GPU route (issue 35 item 2): a map or a string where iaas.yaml
+# concatenates a list, a list where it expects a map, a number compared with a string, a bool where
+# it reads a field; falsy values of the wrong type too (`default` absorbs some of them).
+WRONG_TYPES: dict[str, list[Any]] = {
+    "gpu": ["x", 5, True, [1], "", 0, False],
+    "gpu.permittedHostDevices": ["x", 5, True, [1], {"a": 1}, ""],
+    "gpu.permittedHostDevices.pciHostDevices": ["x", {"a": 1}, 5, True, "", {}],
+    "gpu.permittedHostDevices.mediatedDevices": ["x", {"a": 1}, 5, True, 0],
+    "gpu.mediatedDevicesConfiguration": ["x", [1], 5, True, [], False],
+    "gpu.replaceDefaults": [[1], {"a": 1}],
+    "gpu.vgpuDeviceManager": ["x", 5, True, [1], "", False],
+    "gpu.vgpuDeviceManager.enabled": [[1], {"a": 1}, "x"],
+    "gpu.vgpuManager": ["x", 5, True, [1], "", 0],
+    "gpu.vgpuManager.image": [5, True, [1], {"a": 1}, 0, False, ""],
+    "gpu.vgpuManager.repository": [5, [1], {"a": 1}],
+    "gpu.vgpuManager.imagePullSecrets": ["x", {"a": 1}],
+}
+
+
+def _wrong_typed() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for gpu_variant in ("default", "vgpu"):
+        for path, shapes in WRONG_TYPES.items():
+            for shape in shapes:
+                values: dict[str, Any] = {"bundles": {"iaas": {"gpuOperatorVariant": gpu_variant},
+                                                      "enabledPackages": ["cozystack.gpu-operator"]}}
+                node = values
+                *parents, last = path.split(".")
+                for key in parents:
+                    node = node.setdefault(key, {})
+                node[last] = shape
+                out.append(("isp-full", values))
+    return out
+
+
+def _first_problem(version: str, variant: str, values: dict[str, Any]) -> str | None:
+    facts = PlatformFacts(Variants().catalogue(), variant, values, version=version)
+    problems = [p for p in facts.chart_problems if p.template.startswith("templates/bundles/")]
+    return f'executing "cozy-platform/{problems[0].template}" {problems[0].message}' if problems else None
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_wrong_typed_gpu_values_fail_with_helms_own_message(version: str, helm: str) -> None:
+    sets = _wrong_typed()
+    with offline_chart(chart_dir(version)) as copy, ThreadPoolExecutor(max_workers=4) as pool:
+        failures = list(pool.map(lambda s: template(helm, copy, values_files(copy, s[0]), s[1]).failure, sets))
+    theirs = [f.message if f is not None else None for f in failures]
+    assert sum(t is not None for t in theirs) > 40  # the shapes do break the chart
+    divergences = [f"{values['bundles']['iaas']} {values['gpu']}: model {_first_problem(version, v, values)!r} "
+                   f"helm {t!r}" for (v, values), t in zip(sets, theirs, strict=True)
+                   if _first_problem(version, v, values) != t]
+    assert divergences == [], "\n".join(divergences[:8])

@@ -536,7 +536,11 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     (`authentication.oidc.enabled: "true"`), `dig` through a bool (`networking: {encryption: true}`,
     main only), `eq` across kinds (a list or number as `bundles.iaas.gpuOperatorVariant`), and Sprig
     `urlParse` on an endpoint without a scheme (`publishing.apiServerEndpoint: 10.0.0.5:6443`, read on
-    isp-full-generic). The conditions are replayed from the chart version's own templates
+    isp-full-generic), and iaas.yaml's GPU wiring on the bundle GPU route (a map or string where it
+    concatenates a list, `Cannot concat type map as list`; a list where it expects a map, `wrong type
+    for value; expected map[string]interface {}`; a non-string `gpu.vgpuManager.image`, `incompatible
+    types for comparison`; a bool where it reads a field, `can't evaluate field enabled in type
+    bool`). The conditions are replayed from the chart version's own templates
     (`renderer/_generated/platform/<version>.json`), in the order helm executes them, so the message
     is the one helm prints after `executing "<template>"`. `fail` guards are PLT-03..06 and PLT-10's.
 
