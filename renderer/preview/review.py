@@ -11,6 +11,7 @@ changing). ``select=False`` renders everything (the tests prove both give the sa
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 from renderer.preview.objects import ObjectChange, compare_objects
 from renderer.preview.platform import PlatformDelta, Reactor
-from renderer.preview.trees import Repository, Side, changed_paths, folder_blobs, path_changes
+from renderer.preview.trees import Repository, Side, changed_paths, path_changes
 
 ADDED, REMOVED, CHANGED, UNCHANGED, RENAMED = "added", "removed", "changed", "unchanged", "renamed"
 # What one side of one cluster is: not in that revision, rendered, refused (``render`` would exit 3:
@@ -173,7 +174,7 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
     how = path_changes(base, head, changed, repo) if changed else {}
     # A file renamed is one input: its old path (which the base read) counts under its new one.
     alias = {source: path for path, (_, source) in how.items() if source is not None}
-    renames = _renames(base, head, base_clusters, head_clusters, repo)
+    renames = _renames(base_clusters, head_clusters)
     variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
     counts = Counter[str]()
     reaches: dict[str, set[str]] = {}
@@ -239,24 +240,46 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
                   [f for r in reviews for f in r.notes])
 
 
-def _renames(base: Side, head: Side, base_clusters: dict[str, Path], head_clusters: dict[str, Path],
-             repo: Repository | None) -> dict[str, str]:
-    """New cluster folder name -> old: a folder only the base has and one only the head has whose files
-    are the same (a ``git mv``). Argo CD sees a removed cluster and an added one; the review says both."""
+def _renames(base_clusters: dict[str, Path], head_clusters: dict[str, Path]) -> dict[str, str]:
+    """New cluster folder name -> old: a folder only the base has and one only the head has holding the
+    same files, byte for byte once the new name is read as the old one (a ``git mv`` with
+    ``metadata.name`` renamed, as OVL-NAME requires). Argo CD sees a removed cluster and an added one;
+    the review says both."""
     gone = {n: p for n, p in base_clusters.items() if n not in head_clusters}
     new = {n: p for n, p in head_clusters.items() if n not in base_clusters}
     if not gone or not new:
         return {}
-    by_content: dict[str, list[str]] = {}
-    for name, folder in sorted(gone.items()):
-        blobs = folder_blobs(base, folder.relative_to(base.root).as_posix(), repo)
-        if blobs:
-            by_content.setdefault(repr(sorted(blobs.items())), []).append(name)
-    out = {}
+    old_files = {n: _folder_files(p) for n, p in sorted(gone.items())}
+    out: dict[str, str] = {}
     for name, folder in sorted(new.items()):
-        key = repr(sorted(folder_blobs(head, folder.relative_to(head.root).as_posix(), repo).items()))
-        if by_content.get(key):
-            out[name] = by_content[key].pop(0)
+        files = _folder_files(folder)
+        for old, before in old_files.items():
+            if files is not None and before is not None and old not in out.values() and \
+                    files.keys() == before.keys() and \
+                    all(files[rel].replace(os.fsencode(name), os.fsencode(old)) == before[rel] for rel in files):
+                out[name] = old
+                break
+    return out
+
+
+RENAME_FILES, RENAME_BYTES = 64, 1 << 20  # a folder compared for a rename: at most this many files and bytes
+
+
+def _folder_files(folder: Path) -> dict[str, bytes] | None:
+    """A cluster folder's regular files by relative name (None: too many or too large to compare),
+    read without following a link."""
+    out: dict[str, bytes] = {}
+    total = 0
+    for where, dirs, files in os.walk(folder):  # os.walk never descends through a link
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(where, name)
+            if not path.is_file() or path.is_symlink():
+                continue
+            total += path.stat().st_size
+            if len(out) >= RENAME_FILES or total > RENAME_BYTES:
+                return None
+            out[path.relative_to(folder).as_posix()] = path.read_bytes()
     return out
 
 

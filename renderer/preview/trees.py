@@ -456,20 +456,3 @@ def path_changes(base: Side, head: Side, changed: set[str],
     out.update({p: ("deleted", None) for p in deleted if p not in renamed})
     return dict(sorted(out.items()))
 
-
-def folder_blobs(side: Side, rel: str, repo: Repository | None = None) -> dict[str, str]:
-    """The files under folder ``rel`` of a side, relative to it, with their blob ids (the working tree:
-    hashed as Git would, never through a link): what a folder moved as it was keeps."""
-    prefix = rel.rstrip("/") + "/"
-    if side.blobs is not None:
-        return {p[len(prefix):]: b for p, b in side.blobs.items() if p.startswith(prefix)}
-    fmt = _object_format(repo or find_repository(side.root))
-    out: dict[str, str] = {}
-    for folder, dirs, files in os.walk(side.root / rel):  # os.walk never descends through a link
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        for name in sorted(files):
-            path = Path(folder, name).relative_to(side.root).as_posix()
-            blob = working_blob_id(side.root, path, fmt)
-            if blob is not None:
-                out[path[len(prefix):]] = blob
-    return out

@@ -85,7 +85,8 @@ CHANGE_FILES = {
                                                        inherits="../../base/talos.yaml"),
     "overlays/clusters/apt-bundles/cluster.yaml": cluster(
         "apt-bundles", "platform:", "  values:", "    bundles: {disabledPackages: [cozystack.metallb]}"),
-    "overlays/clusters/new/cluster.yaml": cluster("new"),
+    # Not "old" under a new name (that would be a rename: renderer.preview.review._renames).
+    "overlays/clusters/new/cluster.yaml": "# a new cluster\n" + cluster("new"),
 }
 REMOVED = ["overlays/clusters/old/cluster.yaml"]
 SECRET_VALUES = ("base-secret-Zq81", "head-secret-Wx42")

@@ -92,6 +92,8 @@ def test_a_platform_package_dropped_by_the_chart_stays_installed(cli, fleet_repo
 def test_a_moved_folder_is_a_rename_naming_both(cli, fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     without_helm(monkeypatch)
     git(fleet_repo, "mv", "overlays/clusters/apt-a", "overlays/clusters/apt-z")
+    moved = fleet_repo / "overlays/clusters/apt-z/cluster.yaml"
+    moved.write_text(moved.read_text().replace("apt-a", "apt-z"))  # metadata.name follows (OVL-NAME)
     commit_all(fleet_repo, "rename apt-a")
     code, out, err = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "--head", "HEAD",
                          "-o", "json")
@@ -101,9 +103,10 @@ def test_a_moved_folder_is_a_rename_naming_both(cli, fleet_repo: Path, monkeypat
     assert (renamed["cluster"], renamed["status"], renamed["renamed_from"]) == ("apt-z", "renamed", "apt-a")
     assert "Package cozystack.cozystack-platform" in renamed["prune"]["pruned"] and renamed["prune"]["kept"]
     assert data["summary"]["clusters"]["renamed"] == 1 and data["summary"]["clusters"]["removed"] == 0
-    assert data["changed_inputs"] == [{"path": "overlays/clusters/apt-z/cluster.yaml", "change": "renamed",
-                                       "renamed_from": "overlays/clusters/apt-a/cluster.yaml", "kind": "file",
-                                       "reaches": ["apt-z"]}]
+    assert renamed["head"]["status"] == "rendered"
+    assert [(i["path"], i["change"], i["reaches"]) for i in data["changed_inputs"]] == [
+        ("overlays/clusters/apt-a/cluster.yaml", "deleted", ["apt-z"]),
+        ("overlays/clusters/apt-z/cluster.yaml", "added", ["apt-z"])]
     _, text, _ = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "--head", "HEAD")
     assert "renamed    cluster apt-z (renamed from apt-a)" in text
     assert "the ApplicationSet deletes the Application of apt-a and creates one for apt-z" in text
@@ -222,3 +225,18 @@ def test_clusters_with_the_same_change_are_one_group_in_every_format(cli, tmp_pa
     assert "<b>The same change in 6 clusters</b>" in markdown and markdown.count("```diff") == 1
     assert "| edge\\-0, edge\\-1, edge\\-2 and 3 more (6 clusters) | changed |" in markdown or \
         "| edge-0, edge-1, edge-2 and 3 more (6 clusters) | changed |" in markdown
+
+
+def test_a_file_moved_as_it_is_is_one_renamed_input(cli, fleet_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    without_helm(monkeypatch)
+    git(fleet_repo, "mv", "overlays/extra/secret.yaml", "overlays/extra/registry.yaml")
+    path = fleet_repo / "overlays/clusters/apt-secret/cluster.yaml"
+    path.write_text(path.read_text().replace("extra/secret.yaml", "extra/registry.yaml"))
+    commit_all(fleet_repo, "move a manifest")
+    _, out, _ = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "--head", "HEAD",
+                    "-o", "json")
+    inputs = {i["path"]: i for i in json.loads(out)["changed_inputs"]}
+    assert inputs["overlays/extra/registry.yaml"]["change"] == "renamed"
+    assert inputs["overlays/extra/registry.yaml"]["renamed_from"] == "overlays/extra/secret.yaml"
+    assert inputs["overlays/extra/registry.yaml"]["reaches"] == ["apt-secret"]
+    assert "overlays/extra/secret.yaml" not in inputs
