@@ -51,6 +51,7 @@ class DoctorFake(KubeFake):
         super().__init__()
         self.logs: dict[tuple[str, str, str, bool], str] = {}  # (namespace, pod, container, previous) -> text
         self.ignore_limit_bytes = False  # a server that sends the whole log whatever limitBytes says
+        self.foreign: dict[str, list[Obj]] = {}  # kind -> items added to every namespaced list of it
         self.server.RequestHandlerClass = _doctor_handler(self)
 
     def _kind_of(self, obj: Obj) -> Kind:
@@ -126,6 +127,8 @@ def _doctor_handler(fake: DoctorFake) -> type:
                 raise KeyError(f"{rest[0]} not served in {gv}")
             if len(rest) == 1:
                 listed = self._list(kind, namespace, (query.get("labelSelector") or [""])[0])
+                if namespace and kind.kind in fake.foreign:  # a hostile server: other namespaces' items too
+                    listed["items"] = listed["items"] + json.loads(json.dumps(fake.foreign[kind.kind]))
                 if kind.group in BUILT_IN_GROUPS:
                     listed["items"] = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
                                        for o in listed["items"]]

@@ -618,3 +618,44 @@ def test_doctor_json_validates_against_its_schema(doctor: Run, repo: Path) -> No
     assert (document["apiVersion"], document["kind"]) == ("cozy-render/v1", "DoctorReport")
     assert list(jsonschema.Draft7Validator(schema).iter_errors(document)) == []
     assert all(f["cluster"] == CONTAINER for f in findings(out))
+
+
+def test_a_slow_log_is_a_note_not_a_timeout(doctor: Run, doctor_fake: DoctorFake) -> None:
+    doctor_fake.slow(r"/log$", 3.0)
+    code, out, err = doctor(PASSTHROUGH, fs.host_driver_passthrough(), "-o", "json", "--timeout", "8")
+    assert (code, err) == (1, ""), err
+    (finding,) = findings(out)
+    assert finding["code"] == "DOC-HOST-DRIVER"
+    assert any("no answer in the time a log read gets" in note for note in finding["notes"])
+
+
+def test_a_tenant_pod_is_never_taken_for_an_operator_pod(doctor: Run, doctor_fake: DoctorFake) -> None:
+    tenant = fs.pod("nvidia-vfio-manager-evil1", NODE, namespace="tenant-a",
+                    init=[fs.status("k8s-driver-manager", fs.crashed(), restarts=1)])
+    doctor_fake.foreign["Pod"] = [{k: v for k, v in tenant.items() if k not in ("apiVersion", "kind")}]
+    state = fs.healthy_passthrough()
+    state.log("nvidia-vfio-manager-evil1", "k8s-driver-manager", "Host driver detected: 1.2.3\n", namespace="tenant-a")
+    code, out, _ = doctor(PASSTHROUGH, state, "-o", "json")
+    assert (code, findings(out)) == (0, [])  # its log is never read, its status never judged
+    assert not [p for _, p, _ in doctor_fake.requests if "tenant-a" in p]
+
+
+def test_all_names_the_cluster_of_each_connection_error(repo: Path, tmp_path: Path) -> None:
+    from tests.kubefake import kubeconfig
+
+    fakes = {name: DoctorFake() for name in (CONTAINER, PASSTHROUGH)}
+    try:
+        fakes[CONTAINER].load(fs.healthy_container())
+        fakes[PASSTHROUGH].load(fs.healthy_passthrough())
+        fakes[PASSTHROUGH].fail(r"/api/v1/nodes$", 403)
+        config = kubeconfig(tmp_path / "kubeconfig", fakes)  # type: ignore[arg-type]
+        for name in ("gpu-talos-01", "vgpu-apt-01"):
+            shutil.rmtree(repo / "clusters" / name)
+        result = CliRunner().invoke(main, ["doctor", str(repo), "--all", "--kubeconfig", str(config), "-o", "json"])
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+    assert result.exit_code == 3, result.output
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["cluster"] == PASSTHROUGH and error["code"] == "DIFF-LIVE"
+    assert "doctor needs list nodes" in error["message"]  # the verb and resource that failed
