@@ -16,7 +16,11 @@ Structurally, whatever a message says (issue 25 item 10):
   document with the characters JSON allows raw (DEL, C1 controls, line separators, bidirectional
   overrides) as ``\\uXXXX`` escapes: the same data, nothing a terminal acts on;
 - tables (diff, explain, inputs, ls) pass each cell through ``printable``; ``render --annotate``'s
-  ``# file:line`` comments too, so a file name cannot end the comment and inject YAML.
+  ``# file:line`` comments too, so a file name cannot end the comment and inject YAML;
+- Markdown (the ``diff --base -o markdown`` pull-request comment, issue 34 item 9): ``markdown_text``
+  for prose and table cells (no HTML, heading, link, image, @mention or #reference from the value),
+  ``markdown_code`` for inline code and ``markdown_fence`` for blocks, both longer than any backtick
+  run inside, so they always close.
 """
 
 from __future__ import annotations
