@@ -94,6 +94,9 @@ def test_a_moved_folder_is_a_rename_naming_both(cli, fleet_repo: Path, monkeypat
     git(fleet_repo, "mv", "overlays/clusters/apt-a", "overlays/clusters/apt-z")
     moved = fleet_repo / "overlays/clusters/apt-z/cluster.yaml"
     moved.write_text(moved.read_text().replace("apt-a", "apt-z"))  # metadata.name follows (OVL-NAME)
+    _, out, _ = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "-o", "json")  # uncommitted
+    assert [(c["cluster"], c["renamed_from"]) for c in json.loads(out)["clusters"] if c["status"] == "renamed"] == \
+        [("apt-z", "apt-a")]
     commit_all(fleet_repo, "rename apt-a")
     code, out, err = cli("diff", "--all", str(fleet_repo / "overlays"), "--base", "change", "--head", "HEAD",
                          "-o", "json")
