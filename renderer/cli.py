@@ -386,9 +386,11 @@ def cmp_parameters() -> int:
 @click.option("--effective", is_flag=True,
               help="Compare the effective Package set (the platform chart's Packages too, rendered by helm) with "
                    "the live Packages: hand edits of platform Packages and keep-policy leftovers show.")
-@click.option("--helm", metavar="PATH", help="With --effective: the helm binary (default: helm on PATH).")
+@click.option("--helm", metavar="PATH",
+              help="With --effective, or --base and --chart helm/auto: the helm binary (default: helm on PATH).")
 @click.option("--platform-chart", type=click.Path(file_okay=False, path_type=Path),
-              help="With --effective: a platform chart folder instead of the vendored one of platform.version.")
+              help="With --effective or --base: a platform chart folder instead of the vendored one of "
+                   "platform.version.")
 @click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]),
               help="With --base: who says what the platform chart renders, as for check (default: model, "
                    "never helm; helm: the real chart, fails without one; auto: helm when --helm or PATH has one).")
