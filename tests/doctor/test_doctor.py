@@ -659,3 +659,12 @@ def test_all_names_the_cluster_of_each_connection_error(repo: Path, tmp_path: Pa
     (error,) = json.loads(result.stdout)["errors"]
     assert error["cluster"] == PASSTHROUGH and error["code"] == "DIFF-LIVE"
     assert "doctor needs list nodes" in error["message"]  # the verb and resource that failed
+
+
+def test_a_log_that_drips_one_byte_at_a_time_is_a_note(doctor: Run, doctor_fake: DoctorFake) -> None:
+    from tests.kubefake import Fault
+
+    doctor_fake.faults.append(Fault(re.compile(r"/log$"), "drip", 6.0, [-1]))  # a byte every 0.2 s
+    code, out, err = doctor(PASSTHROUGH, fs.host_driver_passthrough(), "-o", "json", "--timeout", "8")
+    assert (code, err) == (1, ""), err  # the deadline is checked between bytes; the cluster is still diagnosed
+    assert codes(out) == ["DOC-HOST-DRIVER"] and findings(out)[0]["notes"]
