@@ -375,14 +375,68 @@ def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]
         return template(helm, copy, values_files(copy, variant), values)
 
 
+# helm's output nests no deeper than this (the vendored charts' deepest object is 8 levels; CRD
+# schemas reach about 30). libyaml's composer recurses in C per level, so a template emitting thousands
+# of nested lists crashed the process (200,000 levels) or overflowed the stack of every later walk.
+OUTPUT_DEPTH = 128
+
+
+class OutputRefused(ValueError):
+    """helm's output is YAML no Kubernetes object is: nested past ``OUTPUT_DEPTH`` or, through aliases,
+    more nodes than characters."""
+
+
 def parse_documents(text: str) -> list[dict[str, Any]]:
     """helm's output (larger than the overlay reader's budgets allow, and capped by ``OUTPUT_BYTES``):
-    YAML 1.1 as the API server's sigs.k8s.io/yaml reads it, through libyaml."""
+    YAML 1.1 as the API server's sigs.k8s.io/yaml reads it, through libyaml. The event stream (libyaml's
+    parser keeps its own stack: it never recurses) is checked first, so the composer never sees a
+    document nested deeper than ``OUTPUT_DEPTH``, and aliases cannot make more nodes than the text has
+    characters (a "billion laughs" of anchors would otherwise be copied out in full)."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=False)
     yaml.version = (1, 1)
+    _refuse_shape(yaml.parse(text), len(text) + 1024)
     return [doc for doc in yaml.load_all(text) if isinstance(doc, dict)]
+
+
+def _refuse_shape(events: Iterator[Any], max_nodes: int) -> None:
+    from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
+
+    starts, ends = (MappingStartEvent, SequenceStartEvent), ("MappingEndEvent", "SequenceEndEvent")
+    anchored: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, levels) of what it names
+    open_: list[list[Any]] = []  # [anchor, nodes, levels below] per open collection
+    nodes = 0
+    for event in events:
+        kind = type(event)
+        if kind in starts:
+            open_.append([event.anchor, 1, 0])
+            if len(open_) > OUTPUT_DEPTH:
+                raise OutputRefused(f"nests deeper than {OUTPUT_DEPTH} levels")
+            nodes += 1
+            continue
+        if kind.__name__ in ends:
+            anchor, size, below = open_.pop()
+            levels = below + 1
+            if anchor:
+                anchored[anchor] = (size, levels)
+        elif kind is ScalarEvent:
+            size, levels = 1, 0
+            nodes += 1
+            if event.anchor:
+                anchored[event.anchor] = (1, 0)
+        elif kind is AliasEvent:
+            size, levels = anchored.get(event.anchor, (1, 0))
+            nodes += size
+            if len(open_) + levels > OUTPUT_DEPTH:
+                raise OutputRefused(f"nests deeper than {OUTPUT_DEPTH} levels once its aliases are expanded")
+        else:
+            continue
+        if nodes > max_nodes:
+            raise OutputRefused("holds more nodes than characters once its aliases are expanded")
+        if open_:
+            open_[-1][1] += size
+            open_[-1][2] = max(open_[-1][2], levels)
 
 
 # helm writes each document as "---\n# Source: <template>\n<text>"; the same text parses to the same
@@ -411,6 +465,12 @@ def _documents(stdout: str, helm: str = "helm", shared: bool = False) -> list[di
 
             try:
                 docs = parse_documents(text)
+            except OutputRefused as exc:
+                from renderer.escape import printable
+
+                source = _SOURCE_LINE.match(piece)
+                template = printable(source.group()[len("# Source: "):-1], 200) if source else "a template"
+                raise HelmFailure(f"the chart's output of {template} {exc}: not a Kubernetes object") from None
             except (YAMLError, ValueError, RecursionError) as exc:
                 raise HelmFailure(f"{helm} wrote output that is not YAML ({type(exc).__name__}): not a helm "
                                   "answer") from None
