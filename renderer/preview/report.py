@@ -518,7 +518,8 @@ def as_markdown(review: Review, command: str, limit: int) -> str:
     for v in review.versions:
         head.append(f"**{md(_version_text(v.base, v.head))}** in {len(v.reaches)} cluster(s): "
                     f"{md(_names(v.reaches))}.\n\n")
-    reach = []
+    reach = [f"- the platform chart {_code(v.base)} → {_code(v.head)} (`platform.version`), reaches {len(v.reaches)} "
+             f"cluster(s): {md(_names(v.reaches))}\n" for v in review.versions]
     for item in review.inputs:
         how = f"renamed from {_code(item.renamed_from)}" if item.renamed_from is not None else item.change
         what = " (`--variants`)" if item.kind == "variants" else ""

@@ -160,6 +160,8 @@ def test_a_platform_version_bump_names_both_versions(cli, fleet_repo: Path, monk
     assert "**platform.version v1.6.2 \\-&gt; main\\-3c780ac** in 1 cluster(s): standalone." in markdown or \
         "**platform.version v1.6.2 -&gt; main-3c780ac** in 1 cluster(s): standalone." in markdown
     assert "<b>standalone</b>: changed" in markdown and "main-3c780ac</summary>" in markdown
+    assert "- the platform chart `v1.6.2` → `main-3c780ac` (`platform.version`), reaches 1 cluster(s): standalone" \
+        in markdown.split("**Changed inputs**", 1)[1]
 
 
 def test_the_rerun_command_keeps_every_option(tmp_path: Path) -> None:
