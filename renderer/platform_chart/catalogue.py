@@ -248,6 +248,7 @@ def generate(chart: Path) -> dict[str, Any]:
         "anchors": _anchors(chart),
         "clusterAnchors": _cluster_anchors(chart),
         "reads": _reads(chart),
+        "readsBy": _reads_by_template(chart),
         "files": {f"files/{p.name}": yaml.load(p.read_text(encoding="utf-8"))
                   for p in sorted((chart / "files").glob("*.yaml"))},
     }
@@ -316,21 +317,36 @@ def _anchors(chart: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _reads_by_template(chart: Path) -> dict[str, list[str]]:
+    """The platform value paths each template reads (``templates/<name>``), for the model's account of
+    what it replays and what it reports as not checked without helm (PLT-18)."""
+    out: dict[str, list[str]] = {}
+    for file in sorted(p for p in (chart / "templates").rglob("*") if p.is_file() and p.suffix in (".yaml", ".tpl")):
+        found = _paths_in(file.read_text(encoding="utf-8"))
+        if found:
+            out[file.relative_to(chart).as_posix()] = sorted(found)
+    return out
+
+
+def _paths_in(raw: str) -> set[str]:
+    found: set[str] = set()
+    text = "\n".join(line for line in raw.splitlines() if not line.lstrip().startswith(("{{/*", "{{- /*")))
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    for match in re.finditer(r"\.Values((?:\.[A-Za-z_][\w-]*)+)", text):
+        found.add(match.group(1).lstrip("."))
+    for match in re.finditer(r'dig((?:\s+"[^"]+")+)\s+\S+\s+\(?\$?\w*\.Values((?:\.[A-Za-z_]\w*)*)', text):
+        keys = re.findall(r'"([^"]+)"', match.group(1))
+        found.add(".".join([p for p in match.group(2).split(".") if p] + keys))
+    return found
+
+
 def _reads(chart: Path) -> list[str]:
     """Every platform value path the chart's templates read (``.Values.a.b``, ``dig``): the bundles and
     helpers, and the templates that run only in a cluster (apps.yaml, containerd-registry-secret.yaml,
     ...), so that "this version does not read the key" (PLT-14) is true of the whole chart."""
     found: set[str] = set()
-    files = sorted(p for p in (chart / "templates").rglob("*") if p.is_file() and p.suffix in (".yaml", ".tpl"))
-    for file in files:
-        text = "\n".join(line for line in file.read_text(encoding="utf-8").splitlines()
-                         if not line.lstrip().startswith(("{{/*", "{{- /*")))
-        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-        for match in re.finditer(r"\.Values((?:\.[A-Za-z_][\w-]*)+)", text):
-            found.add(match.group(1).lstrip("."))
-        for match in re.finditer(r'dig((?:\s+"[^"]+")+)\s+\S+\s+\(?\$?\w*\.Values((?:\.[A-Za-z_]\w*)*)', text):
-            keys = re.findall(r'"([^"]+)"', match.group(1))
-            found.add(".".join([p for p in match.group(2).split(".") if p] + keys))
+    for file in sorted(p for p in (chart / "templates").rglob("*") if p.is_file() and p.suffix in (".yaml", ".tpl")):
+        found |= _paths_in(file.read_text(encoding="utf-8"))
     return sorted(found)
 
 

@@ -29,6 +29,32 @@ TEMPLATE_ORDER = ("templates/bundles/system.yaml", "templates/bundles/paas.yaml"
                   "templates/bundles/iaas.yaml")
 
 
+# Templates whose value reads the model replays with their type checks: the bundles (every emission,
+# guard and `if`, in helm's order), the helpers they include.
+REPLAYED_TEMPLATES = ("templates/_helpers.tpl", *TEMPLATE_ORDER)
+# Value paths of the cluster-only templates the model replays (cluster_template_problems).
+REPLAYED_CLUSTER_PATHS = {
+    "templates/apps.yaml": ("publishing.certificates.solver",),
+    "templates/containerd-registry-secret.yaml": ("registries.mirrors", "registries.config"),
+}
+# Bundle `if`s the generic replay cannot read (catalogue ``unmodelledChecks``), and what replays
+# their values instead: the GPU wiring by hand, the rest read only cluster state (``lookup``) or a
+# value urlParse already judged. tests/platform_chart/test_coverage.py fails on an entry not here.
+REPLAYED_BY_HAND = {
+    "not $replace": "_gpu_wiring_problem (replaceDefaults: any type is a truth value)",
+    "and (not $replace) $deviceManagerOn": "_gpu_wiring_problem (vgpuDeviceManager field walk)",
+    "$permitted": "_gpu_wiring_problem (built from the replayed lists)",
+    "$mdevConfig": "_gpu_wiring_problem (mergeOverwrite map check)",
+    "$kubevirtValues": "_gpu_wiring_problem and resources.cpuAllocationRatio (Sprig int takes any type)",
+    "or $vgpuMgr.repository $vgpuMgr.version $imageCustomized $vgpuMgr.imagePullSecrets":
+        "_gpu_wiring_problem (vgpuManager map check; its fields are truth values)",
+    "(((.Values.gpu).vgpuDeviceManager).enabled)": "_gpu_wiring_problem (vgpuDeviceManager field walk)",
+    "$gpuOperatorOverrides": "_gpu_wiring_problem (built from the replayed values)",
+    "and $cozystackCm $cozystackCm.data": "cluster state (lookup of a ConfigMap), no platform value",
+    "gt (len $hostPort) 1": "_anchor_problem urlParse (publishing.apiServerEndpoint)",
+}
+
+
 class ChartProblem(NamedTuple):
     """Where the chart fails: a ``fail`` guard's message, or a Go template error (``at <node>: why``)."""
 
@@ -155,6 +181,17 @@ class ChartModel:
         self.emits: dict[str, list[dict[str, Any]]] = data["emits"]
         self.sources: dict[str, Any] = data["sources"]
         self._reads = set(data["reads"])
+
+    def unchecked_reads(self) -> list[tuple[str, str]]:
+        """(template, value path) pairs the chart reads and the model does not replay: a value there is
+        reported as not checked without helm (PLT-18), never passed in silence."""
+        out = []
+        for template, paths in sorted(self.data.get("readsBy", {}).items()):
+            if template in REPLAYED_TEMPLATES:
+                continue
+            replayed = REPLAYED_CLUSTER_PATHS.get(template, ())
+            out += [(template, path) for path in paths if path not in replayed]
+        return out
 
     def reads(self, dotted_path: str) -> bool:
         return any(r == dotted_path or r.startswith(dotted_path + ".") for r in self._reads)
@@ -419,13 +456,15 @@ def _gpu_wiring_problem(marker: str, values: dict[str, Any]) -> None:
     prints for a wrong-typed ``gpu.*`` value (each message checked against real helm,
     tests/platform_chart/test_gpu_wiring.py). Runs only where the chart runs it: gpu-operator
     bundle-enabled, the variant already validated (the fail guard above it)."""
-    bundles = values.get("bundles") if isinstance(values.get("bundles"), dict) else {}
+    found = values.get("bundles")
+    bundles: dict[str, Any] = found if isinstance(found, dict) else {}
     enabled, disabled = bundles.get("enabledPackages") or [], bundles.get("disabledPackages") or []
     if not isinstance(enabled, list) or not isinstance(disabled, list):
         return  # `has` fails first (the model reports that at $gpuEnabled)
     if not _has(_GPU_OPERATOR, enabled, "enabledPackages") or _has(_GPU_OPERATOR, disabled, "disabledPackages"):
         return
-    iaas = bundles.get("iaas") if isinstance(bundles.get("iaas"), dict) else {}
+    found = bundles.get("iaas")
+    iaas: dict[str, Any] = found if isinstance(found, dict) else {}
     variant = iaas.get("gpuOperatorVariant") if truthy(iaas.get("gpuOperatorVariant")) else "default"
     if variant not in ("default", "vgpu"):
         return  # the variant guard fails first

@@ -548,7 +548,8 @@ def plt_12(ctx: RuleContext) -> Iterator[Hit]:
     `apps.yaml` (`eq` on a non-string `publishing.certificates.solver`) and
     `containerd-registry-secret.yaml` (`registries.mirrors` entries that are not maps, `endpoints`
     that are not lists, mirrors with endpoints but no `registries.config` map: `index of untyped
-    nil`, config entries of the wrong shape). Other value paths of those templates are not replayed.
+    nil`, config entries of the wrong shape). The other value paths of those templates, and the
+    templates not replayed at all, are reported as not checked without helm (PLT-18).
     One cause failing several templates (a map as `bundles.disabledPackages`) is one finding.
     """,
     [_SYSTEM, _IAAS, _HELPERS, "C:packages/core/platform/templates/apps.yaml L52",
@@ -711,3 +712,67 @@ def plt_17(ctx: RuleContext) -> Iterator[Hit]:
         yield _values_hit(ctx, f"{'.'.join(path)}: {go_quote(value)} is a string, which the platform chart "
                                f"{f.chart.version} reads as true: {effect}; write {path[-1]}: false (unquoted) "
                                "to turn it off.", path)
+
+
+_KIND_NAMES = {"string": "a string", "bool": "a boolean", "float64": "a number", "slice": "a list", "map": "a map",
+               "invalid": "null"}
+
+
+@rule(
+    "PLT-18", WARNING,
+    "A platform value of another type than the chart's, in a template the render path does not replay",
+    """
+    Without helm the render path replays the chart's bundle templates and helpers with their type
+    checks (PLT-13 quotes helm's own error), and of the templates that run only in a cluster the
+    value paths PLT-13 names. The other templates (`apps.yaml`: certificates, DNS-01, publishing,
+    OIDC, resources; `scheduling.yaml`; `migration-hook.yaml`; `repository.yaml` `sourceRef`;
+    `cozystack-version.yaml`) are not replayed. A platform value that reaches one of them with
+    another type than the chart's default (a string where values.yaml has a map, a number where it
+    has a string, a scalar where the template walks into a map, ...) is reported here, naming the
+    template and the path: it is not checked without helm, and the platform release may fail on it
+    in the cluster. The list of such (template, path) pairs is generated from each chart version
+    (`renderer/_generated/platform/<version>.json`, `readsBy`); tests/platform_chart/test_coverage.py
+    fails when a template gains a read that is neither replayed nor reported. A value the model
+    already refuses (PLT-13) is not reported again.
+    """,
+    ["C:packages/core/platform/templates/*.yaml", "C:packages/core/platform/values.yaml",
+     "renderer/_generated/platform/<version>.json (readsBy)"],
+)
+def plt_18(ctx: RuleContext) -> Iterator[Hit]:
+    from renderer.platform_chart.model import go_kind
+
+    f = facts(ctx)
+    platform = platform_package(ctx)
+    values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values") \
+        if platform is not None else None
+    if not isinstance(values, dict):
+        return
+    defaults = f.chart.effective_values(f.variant, {})
+    refused = [p.key for p in f.chart_problems if p.key]
+    reported: set[tuple[str, ...]] = set()
+    for template, path in f.chart.unchecked_reads():
+        keys = tuple(path.split("."))
+        for depth in range(1, len(keys) + 1):
+            prefix = keys[:depth]
+            written = _walk(values, prefix)
+            if written is _MISSING or written is None:
+                break  # not set here (null deletes the key: the template sees no value)
+            if depth < len(keys):
+                if isinstance(written, dict):
+                    continue
+                expected = "map"  # the template walks into it
+            else:
+                default = _walk(defaults, prefix)
+                if default is _MISSING or default is None:
+                    break
+                expected = go_kind(default)
+                if go_kind(written) == expected:
+                    break
+            if prefix not in reported and not any(key[:depth] == prefix or prefix[:len(key)] == key
+                                                  for key in refused):
+                reported.add(prefix)
+                yield _values_hit(ctx, f"{'.'.join(prefix)}: {_KIND_NAMES[go_kind(written)]} reaches "
+                                       f"{template} (platform chart {f.chart.version}), where the chart's default is "
+                                       f"{_KIND_NAMES[expected]}; the render path does not replay that template: not "
+                                       "checked without helm.", prefix)
+            break

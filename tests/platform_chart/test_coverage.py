@@ -1,0 +1,116 @@
+"""No silent gap in the render-path model (issue 35 item 2): every platform value path a template of
+either vendored chart version reads is replayed with its type checks or reported (PLT-18, "not
+checked without helm"). The chart's templates are walked here, so a chart version that adds an
+expression the model neither replays nor reports fails this test until it is reviewed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from renderer.check.rules import run_rules
+from renderer.errors import RenderError
+from renderer.load.overlay import load_overlay
+from renderer.platform_chart import chart_dir, shipped_versions
+from renderer.platform_chart.model import REPLAYED_BY_HAND, REPLAYED_TEMPLATES, chart_model, go_kind
+from tests.conftest import overlay_doc
+from tests.helpers import emit_overlay
+
+# Reviewed: the (template, path) pairs the model reports as not checked without helm, per version.
+# A new read in a chart version appears here as a test failure: replay it (model.py) or add it.
+_APPS = ["authentication.oidc.enabled", "authentication.oidc.insecureSkipVerify",
+         "authentication.oidc.keycloakExtraRedirectUri", "authentication.oidc.keycloakInternalUrl", "branding",
+         "bundles.system.variant", "gateway.attachedNamespaces", "gateway.enabled", "monitoring",
+         "monitoring.rootEnabled", "networking.clusterDomain", "publishing.apiServerEndpoint",
+         "publishing.certificates.dns01", "publishing.certificates.issuerName", "publishing.certificates.wildcard",
+         "publishing.certificates.wildcardSecretName", "publishing.exposedServices", "publishing.externalIPs",
+         "publishing.host", "publishing.ingressName", "publishing.ingressNameAdmin", "publishing.loadBalancerClass",
+         "publishing.proxyProtocol", "resources.cpuAllocationRatio", "resources.ephemeralStorageAllocationRatio",
+         "resources.memoryAllocationRatio", "scheduling"]
+_OTHERS = [("templates/cozystack-version.yaml", "migrations.targetVersion"),
+           ("templates/migration-hook.yaml", "migrations"), ("templates/migration-hook.yaml", "migrations.enabled"),
+           ("templates/migration-hook.yaml", "migrations.etcdAdoptSkipBackup"),
+           ("templates/migration-hook.yaml", "migrations.image"),
+           ("templates/migration-hook.yaml", "migrations.targetVersion"),
+           ("templates/repository.yaml", "sourceRef"),
+           ("templates/scheduling.yaml", "scheduling.globalAppTopologySpreadConstraints")]
+REVIEWED = sorted([("templates/apps.yaml", p) for p in _APPS] + _OTHERS)
+
+
+def _template_reads(version: str) -> dict[str, set[str]]:
+    """Every `.Values.a.b` and `dig "a" "b" ... .Values` path, per template, read from the files here
+    (independently of the catalogue generator)."""
+    out: dict[str, set[str]] = {}
+    chart = chart_dir(version)
+    for file in sorted(p for p in (chart / "templates").rglob("*") if p.suffix in (".yaml", ".tpl")):
+        text = re.sub(r"{{-?\s*/\*.*?\*/\s*-?}}", "", file.read_text(encoding="utf-8"), flags=re.S)
+        paths = {m.group(1) for m in re.finditer(r"\.Values\.([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)", text)}
+        for m in re.finditer(r'dig((?:\s+"[^"]+")+)\s+\S+\s+\(?\$?\w*\.Values((?:\.[A-Za-z_]\w*)*)', text):
+            paths.add(".".join([p for p in m.group(2).split(".") if p] + re.findall(r'"([^"]+)"', m.group(1))))
+        if paths:
+            out[file.relative_to(chart).as_posix()] = paths
+    return out
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_every_template_read_is_replayed_or_reported(version: str) -> None:
+    model = chart_model(version)
+    reported = set(model.unchecked_reads())
+    gaps = []
+    for template, paths in _template_reads(version).items():
+        for path in sorted(paths):
+            replayed = template in REPLAYED_TEMPLATES or path in _replayed_cluster_paths(template)
+            if not replayed and (template, path) not in reported:
+                gaps.append((template, path))
+    assert gaps == [], f"read by the chart, neither replayed nor reported (PLT-18): {gaps}"
+    assert sorted(reported) == REVIEWED, "a template read changed: review it, replay it or add it to REVIEWED"
+
+
+def _replayed_cluster_paths(template: str) -> tuple[str, ...]:
+    from renderer.platform_chart.model import REPLAYED_CLUSTER_PATHS
+
+    return REPLAYED_CLUSTER_PATHS.get(template, ())
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_every_bundle_expression_the_generic_replay_skips_is_replayed_by_hand(version: str) -> None:
+    skipped = {entry["expr"] for entry in chart_model(version).data["unmodelledChecks"]}
+    assert skipped - set(REPLAYED_BY_HAND) == set()
+
+
+_WRONG = {"map": "a-string", "string": 5, "bool": [1], "slice": {"a": 1}, "float64": [1]}
+
+
+def _put(tree: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for key in parents:
+        tree = tree.setdefault(key, {})
+    tree[last] = value
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_a_wrong_typed_value_on_any_unreplayed_path_is_never_silent(version: str, cluster) -> None:
+    """Held-out shapes: for every reported path, a value of another kind than the chart's default
+    gets PLT-18 (or a refusal the model already makes: PLT-13, a fail guard, the overlay schema)."""
+    model = chart_model(version)
+    defaults = model.effective_values("isp-full", {})
+    silent = []
+    for template, path in model.unchecked_reads():
+        node: Any = defaults
+        for key in path.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        values: dict[str, Any] = {}
+        _put(values, path, _WRONG[go_kind(node)])
+        folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": version, "values": values}))
+        try:
+            findings = run_rules(emit_overlay(load_overlay(folder)))
+        except RenderError:
+            continue  # refused before the rules (OVL-SCHEMA): not silent
+        codes = {f.code for f in findings}
+        if not codes & {"PLT-18", "PLT-13", "PLT-03", "PLT-04", "PLT-05", "PLT-06", "PLT-10"}:
+            silent.append((template, path, json.dumps(values)))
+    assert silent == []
