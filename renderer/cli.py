@@ -519,13 +519,14 @@ EXAMPLES: dict[str, list[str]] = {
                 "/spec/components/platform/values/bundles/iaas/gpuOperatorVariant"],
     "rules": ["cozy-render rules", "cozy-render rules GPU-05"],
     "rules-doc": ["cozy-render rules-doc > docs/rules.md"],
+    # schema export writes a folder of its own (never the repository's committed schemas/, which it refuses)
     "schema": ["cozy-render schema overlay --layer > overlay-layer.schema.json",
-               "cozy-render schema export schemas/"],
-    "schema overlay": ["cozy-render schema overlay --layer > .cozy/overlay-layer.schema.json"],
-    "schema export": ["cozy-render schema export schemas/ -k 1.33 --core"],
+               "cozy-render schema export kubeconform-schemas/"],
+    "schema overlay": ["cozy-render schema overlay --layer > overlay-layer.schema.json"],
+    "schema export": ["cozy-render schema export kubeconform-schemas/ -k 1.33 --core"],
     "schema output": ["cozy-render schema output check > check.schema.json"],
-    "schemas": ["cozy-render schema export schemas/"],
-    "schemas export": ["cozy-render schema export schemas/"],
+    "schemas": ["cozy-render schema export kubeconform-schemas/"],
+    "schemas export": ["cozy-render schema export kubeconform-schemas/"],
     "node-config": ["cozy-render node-config overlays/clusters/vlan-apt-01",
                     "cozy-render node-config overlays --all --out nodes/"],
     "vm-snippet": ["cozy-render vm-snippet overlays/clusters/vlan-apt-01"],
@@ -535,7 +536,8 @@ EXAMPLES: dict[str, list[str]] = {
     "ls": ["cozy-render ls overlays", "cozy-render ls overlays --errors --sort warnings -o json"],
     "init": ["cozy-render init edge-01 --os apt --gpu container --hubble --root overlays",
              "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example --root overlays"],
-    "diff": ["cozy-render diff overlays/clusters/vgpu-apt-01 --context vgpu-apt-01-admin",
+    # A trailing `# needs a cluster` (or `# exits N`) is read by tests/test_docs_examples.py, which runs the rest.
+    "diff": ["cozy-render diff overlays/clusters/vgpu-apt-01 --context vgpu-apt-01-admin   # needs a cluster",
              "cozy-render diff --base origin/main --all overlays -o markdown"],
     "effective": ["cozy-render effective overlays/clusters/vgpu-apt-01 -o table",
                   "cozy-render effective overlays --all -o json"],
@@ -590,8 +592,8 @@ _add_examples(main)  # EXAMPLES already names the two commands above
 
 # ---- after the sync: does the GPU route work? (renderer.doctor; issue 22) ----
 
-@main.command(epilog="\b\nExamples:\n  cozy-render doctor clusters/gpu-apt-01 --context gpu-apt-01-admin\n"
-                     "  cozy-render doctor . --all -o json")
+@main.command(epilog="\b\nExamples:\n  cozy-render doctor overlays/clusters/gpu-apt-01 --context gpu-apt-01-admin"
+                     "   # needs a cluster\n  cozy-render doctor overlays --all -o json   # needs a cluster")
 @shared("path", "all_clusters")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
               help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
