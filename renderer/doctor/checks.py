@@ -85,6 +85,11 @@ class Context:
         self.claimed: set[str] = set()  # pod names a unit explained
         self.nodes_with: dict[str, set[str]] = {}  # code -> nodes it was reported for
         self.operator_missing = False  # the operator is not installed: operand findings would be victims
+        self.folded: dict[tuple[str, str], list[str]] = {}  # (cause code, node) -> what its victims showed
+
+    def fold(self, cause: str, node: str, consequence: str) -> None:
+        """A victim is said in its cause's finding, never as a finding of its own (issue 32 item 5)."""
+        self.folded.setdefault((cause, node), []).append(consequence)
 
     def claim(self, *pods: Obj) -> None:
         self.claimed.update(_name(p) for p in pods)
@@ -603,6 +608,10 @@ def check_validator(ctx: Context) -> Iterator[Diagnosis]:
             stage = str(failing[0].get("name")) if failing else None
         line = last_line(state, pod, stage) if stage else ""
         said = f", {stage}: \"{line}\"" if line else (f" at {stage}" if stage else "")
+        if talos and stage == "driver-validation" and node and ctx.reported("DOC-TALOS-COMPAT", node):
+            ctx.fold("DOC-TALOS-COMPAT", node, f"so /run/nvidia/validations/.driver-ctr-ready was never written and "
+                     f"{_name(pod)} waits at driver-validation ({pod_status(pod)})")
+            continue
         if talos and stage == "driver-validation":
             ctx.noted("DOC-TALOS-MARKER", node)
             yield Diagnosis("DOC-TALOS-MARKER", f"{_name(pod)} is {pod_status(pod)}{said}: "
@@ -626,9 +635,11 @@ def check_gpu_allocatable(ctx: Context) -> Iterator[Diagnosis]:
             continue
         causes = [c for c in ("DOC-WORKLOAD-LABEL", "DOC-RUNTIME", "DOC-TALOS-COMPAT", "DOC-TALOS-MARKER",
                               "DOC-VALIDATOR", "DOC-DAEMONSET") if ctx.reported(c, name)]
-        because = f" (see {', '.join(causes)})" if causes else ""
+        if causes:
+            ctx.fold(causes[0], name, f"so node {name} advertises no allocatable {GPU_RESOURCE}")
+            continue
         yield Diagnosis("DOC-NO-GPU", f"node {name} is labelled {GPU_PRESENT}=true but has no allocatable "
-                        f"{GPU_RESOURCE}{because}", node=name, obj=f"Node/{name}")
+                        f"{GPU_RESOURCE}", node=name, obj=f"Node/{name}")
 
 
 def check_hami(ctx: Context) -> Iterator[Diagnosis]:
@@ -791,7 +802,12 @@ def diagnose(route: Route, state: LiveState) -> list[Diagnosis]:
     if route.name != NONE:
         found.extend(check_pods(ctx))
         found.extend(check_cluster_policy(ctx, found))
-    return [_with_notes(d, state) for d in found]
+    return [_with_notes(_with_victims(d, ctx), state) for d in found]
+
+
+def _with_victims(d: Diagnosis, ctx: Context) -> Diagnosis:
+    victims = ctx.folded.get((d.code, d.node or ""), [])
+    return d._replace(message=f"{d.message}; {'; '.join(victims)}") if victims else d
 
 
 def _with_notes(d: Diagnosis, state: LiveState) -> Diagnosis:

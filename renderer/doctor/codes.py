@@ -159,7 +159,9 @@ CODES: list[Code] = [
          "On the container and Talos native routes the device plugin registers `nvidia.com/gpu`; the documented "
          "check is `kubectl describe node <NODE>` showing nvidia.com/gpu under Capacity and Allocatable. 0 or "
          "absent on a node labelled nvidia.com/gpu.present=true: read the node's nvidia-device-plugin-daemonset "
-         "and nvidia-operator-validator pods (DOC-VALIDATOR), and its nvidia.com/gpu.workload.config label.",
+         "and nvidia-operator-validator pods (DOC-VALIDATOR), and its nvidia.com/gpu.workload.config label. Reported "
+         "only when nothing else explains it: a node whose cause doctor found (a label, the runtime, a validator "
+         "stage, a missing DaemonSet) gets that one finding, which says the node advertises no nvidia.com/gpu.",
          "W:operations/gpu-container-workloads.md section 2"),
     Code("DOC-HAMI-STACKED", ERROR, "cozystack.hami runs on top of a pod GPU route",
          "The container variant pins the NVIDIA device plugin on and HAMi ships its own, so both register "
