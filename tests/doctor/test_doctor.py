@@ -669,3 +669,32 @@ def test_a_log_that_drips_one_byte_at_a_time_is_a_note(doctor: Run, doctor_fake:
     code, out, err = doctor(PASSTHROUGH, fs.host_driver_passthrough(), "-o", "json", "--timeout", "8")
     assert (code, err) == (1, ""), err  # the deadline is checked between bytes; the cluster is still diagnosed
     assert codes(out) == ["DOC-HOST-DRIVER"] and findings(out)[0]["notes"]
+
+
+def _mutate(state: State, kind: str, name: str, path: tuple[str, ...], value: Any) -> State:
+    node = state.find(kind, name)
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return state
+
+
+@pytest.mark.parametrize(("kind", "name", "path", "value"), [
+    ("Node", NODE, ("status", "allocatable"), ["nvidia.com/gpu"]),
+    ("Node", NODE, ("metadata", "labels"), "nvidia.com/gpu.present=true"),
+    ("Node", NODE, ("status", "runtimeHandlers"), {"name": "nvidia"}),
+    ("Pod", "nvidia-device-plugin-daemonset-cqj9w", ("status",), "Running"),
+    ("Pod", "nvidia-device-plugin-daemonset-cqj9w", ("spec", "nodeName"), 7),
+    ("DaemonSet", "nvidia-device-plugin-daemonset", ("status", "numberReady"), "1"),
+    ("Deployment", "gpu-operator", ("status", "readyReplicas"), True),
+    ("ClusterPolicy", "cluster-policy", ("status", "state"), {"ready": True}),
+    ("Package", "cozystack.gpu-operator", ("status", "dependencies"), ["cozystack.networking"]),
+])
+def test_a_field_of_the_wrong_type_never_ends_the_run(doctor: Run, kind: str, name: str, path: tuple[str, ...],
+                                                      value: Any) -> None:
+    state = _mutate(fs.runtime_not_registered(), kind, name, path, value)
+    for event in (o for o in state.objects if o["kind"] == "Event"):
+        event["involvedObject"] = "Pod/nvidia-device-plugin-daemonset-cqj9w"  # an Event reference of the wrong type
+    code, out, err = doctor(CONTAINER, state, "-o", "json")
+    assert (code, err) == (1, ""), err
+    assert "DOC-SHAPE" in codes(out)
