@@ -2,7 +2,9 @@
 cluster (read-only) and report every documented failure with its fix.
 
 Same client, contexts, timeouts and exit conventions as ``diff``: 0 the route is healthy (warnings
-allowed), 1 a documented failure was found, >1 the cluster could not be read (3) or bad usage (2).
+allowed), 1 a documented failure was found, >1 the cluster could not be read or is another cluster's
+(3: DIFF-LIVE, DIFF-TIMEOUT, DIFF-CLIENT, DIFF-CONTEXT) or bad usage (2). Every report names the
+context and API server it read; every finding and error names its cluster.
 With ``--all`` clusters are read at most ``--concurrency`` at a time, each under its own deadline.
 """
 
