@@ -22,6 +22,7 @@ import pytest
 
 from renderer.commands.schemas import OUTPUTS, output_schema_file
 from tests.conftest import OVERLAYS, REPO
+from tests.doctor.fake_state import doctor_fake  # noqa: F401 - the doctor's API fake, a pytest fixture
 
 ONE = "overlays/clusters/gpu-apt-01"  # a container-route GPU cluster: every command has something to say
 SAMPLES = sorted(p.name for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())

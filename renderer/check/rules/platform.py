@@ -731,7 +731,7 @@ _KIND_NAMES = {"string": "a string", "bool": "a boolean", "float64": "a number",
     has a string, a scalar where the template walks into a map, ...) is reported here, naming the
     template and the path: it is not checked without helm, and the platform release may fail on it
     in the cluster. The list of such (template, path) pairs is generated from each chart version
-    (`renderer/_generated/platform/<version>.json`, `readsBy`); tests/platform_chart/test_coverage.py
+    (`renderer/_generated/platform/<version>.json`, `readsBy`); cozy-render's own test suite
     fails when a template gains a read that is neither replayed nor reported. A value the model
     already refuses (PLT-13) is not reported again.
     """,
