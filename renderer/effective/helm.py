@@ -7,10 +7,12 @@ Package's ``spec.components.platform.values`` come last (reference/platform-char
 gets are what ``helm template cozystack-platform <chart> -n cozy-system -f values.yaml
 -f values-<variant>.yaml -f <platform values>`` emits.
 
-Offline, ``lookup`` returns nothing and some templates fail without a cluster (repository.yaml
-needs its OCIRepository; apps.yaml, cozystack-version.yaml and migration-hook.yaml read
-ConfigMaps). Only the templates that work offline are rendered, from a scratch copy of the chart;
-``ASSUMED_ABSENT`` says what the remaining ``lookup`` calls are taken to find (nothing).
+Offline, ``lookup`` returns nothing and repository.yaml would fail without its OCIRepository. The
+release's templates are rendered from a scratch copy of the chart (``release_chart``): the bundles
+and every template outside them (apps.yaml, scheduling.yaml, migration-hook.yaml, repository.yaml,
+containerd-registry-secret.yaml, ...), with repository.yaml's lookup answered as the operator's
+cluster answers it (``ANSWERED_LOOKUPS``); ``ASSUMED_ABSENT`` says what the other ``lookup`` calls
+are taken to find (nothing). templates/sources.yaml is read from the chart folder instead.
 
 Imported only by ``effective``, the chart check and the tests: never on the render path.
 """
@@ -44,9 +46,10 @@ ASSUMED_ABSENT = (
     "ConfigMap cozy-system/cozystack (isp-full-generic: api-server-endpoint and ipv4 CIDRs come from "
     "publishing.apiServerEndpoint and networking.* instead)",
     "Package cozystack.ouroboros live (the proxyProtocol disable guard cannot fire)",
-    "templates needing a cluster left out: apps.yaml, cozystack-version.yaml, migration-hook.yaml, "
-    "repository.yaml, containerd-registry-secret.yaml, deletion-protection.yaml, scheduling.yaml, NOTES.txt "
-    "(PackageSources are sources/*.yaml verbatim, read from the chart folder)",
+    "ConfigMaps kube-system/kube-root-ca.crt, cozy-system/cozystack-version (apps.yaml, cozystack-version.yaml, "
+    "migration-hook.yaml: a first install); flux source cozy-system/cozystack-platform answered present "
+    "(repository.yaml, ANSWERED_LOOKUPS); NOTES.txt not rendered (PackageSources are sources/*.yaml "
+    "verbatim, read from the chart folder)",
 )
 # The operator's platform variants and their values files after values.yaml (main.go).
 VARIANT_FILES = {
@@ -370,8 +373,9 @@ def _kill_group(pid: int, sig: int) -> None:
 
 
 def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]) -> ChartRender:
-    """The offline-safe part of the platform release for ``variant`` and the rendered values."""
-    with offline_chart(chart) as copy:
+    """The platform release for ``variant`` and the rendered values: the bundles and every template
+    outside them (PackageSources aside), ``lookup`` answered as ANSWERED_LOOKUPS says."""
+    with release_chart(chart) as copy:
         return template(helm, copy, values_files(copy, variant), values)
 
 
@@ -564,7 +568,7 @@ def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[st
         distinct.setdefault(key, item)
     unique = list(distinct.values())
     batches = [unique[start:start + BATCH] for start in range(0, len(unique), BATCH)]
-    with offline_chart(chart) as copy:
+    with release_chart(chart) as copy:
         defaults = _values_file(copy / "values.yaml")  # the copy's: the chart's own file may be a link out
         variants = {variant: _variant_values(copy, variant, defaults) for variant in {v for v, _ in unique}}
         if parallel <= 1 or len(batches) == 1:
@@ -641,3 +645,46 @@ def _split(stdout: str, count: int, helm: str, shared: bool = False) -> list[Cha
             texts[int(found.group(1))].append(document)
     return [ChartRender(_documents("---\n" + "---\n".join(parts), helm, shared) if parts else [], None)
             for parts in texts]
+
+
+# --- the templates outside bundles/ (issue 35 item 1) ---------------------------------------------------
+# Every template the platform release renders besides the bundles and sources.yaml: they read platform
+# values the bundles do not (certificates, DNS-01, scheduling, migrations, sourceRef, registries), and
+# their failures fail the release in the cluster. helm template answers `lookup` with nothing; these
+# lookups are answered as the operator's cluster answers them instead (ANSWERED_LOOKUPS).
+CLUSTER_TEMPLATES = ("apps.yaml", "containerd-registry-secret.yaml", "cozystack-version.yaml",
+                     "deletion-protection.yaml", "migration-hook.yaml", "repository.yaml", "scheduling.yaml")
+RELEASE_TEMPLATES = (*OFFLINE_TEMPLATES, *CLUSTER_TEMPLATES)
+# The operator creates the platform's source before it installs the release (cozystack-operator
+# installPlatformPackageSource): OCIRepository cozy-system/cozystack-platform, values.yaml's sourceRef.
+OPERATOR_SOURCE = ("OCIRepository", "cozy-system", "cozystack-platform")
+ANSWERED_LOOKUPS = (
+    "templates/repository.yaml: the flux source named by sourceRef exists when it is the one the operator "
+    "creates (OCIRepository cozy-system/cozystack-platform), with an empty spec; any other is absent "
+    "(the chart then fails: Source repository ... not found)",
+    "templates/apps.yaml, cozystack-version.yaml, migration-hook.yaml: ConfigMaps kube-system/kube-root-ca.crt, "
+    "cozy-system/cozystack and cozy-system/cozystack-version absent (a first install)",
+)
+_SOURCE_LOOKUP = "lookup $apiVersion $kind $namespace $name"
+
+
+def _answer_source_lookup(copy: Path) -> None:
+    """Rewrite repository.yaml's ``lookup`` of the flux source (in the scratch copy only) into the
+    answer the operator's cluster gives: a source when it is the operator's own, else nothing."""
+    path = copy / "templates" / "repository.yaml"
+    if not path.is_file():
+        return
+    text = path.read_text(encoding="utf-8")
+    kind, namespace, name = OPERATOR_SOURCE
+    answer = (f'(ternary (dict "spec" (dict)) (dict) (and (eq (toString $kind) "{kind}") '
+              f'(eq (toString $namespace) "{namespace}") (eq (toString $name) "{name}")))')
+    path.write_text(text.replace(_SOURCE_LOOKUP, answer), encoding="utf-8")
+
+
+@contextmanager
+def release_chart(chart: Path) -> Iterator[Path]:
+    """``offline_chart`` with every template the release renders (the bundles and CLUSTER_TEMPLATES;
+    sources.yaml aside, read from the chart folder), the source lookup answered."""
+    with offline_chart(chart, RELEASE_TEMPLATES) as copy:
+        _answer_source_lookup(copy)
+        yield copy

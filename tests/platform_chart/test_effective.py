@@ -333,3 +333,34 @@ def test_templates_that_run_only_in_a_cluster_fail_as_the_model_says(values: dic
         (problem,) = model
         assert (rendered.failure.template, rendered.failure.line) == (problem.template, problem.line)
         assert rendered.failure.message == f'executing "cozy-platform/{problem.template}" {problem.message}'
+
+
+# Issue 35 item 1: `check --chart helm` and `effective` render every template of the release, not only
+# bundles/, with repository.yaml's lookup of the operator's flux source answered (helm.ANSWERED_LOOKUPS).
+_OUTSIDE_BUNDLES = [
+    ({"scheduling": ["zone"]}, 'executing "cozy-platform/templates/scheduling.yaml" at '
+                               "<.Values.scheduling.globalAppTopologySpreadConstraints>: can't evaluate field "
+                               "globalAppTopologySpreadConstraints in type interface {}"),
+    ({"sourceRef": "cozystack-platform"}, 'executing "cozy-platform/templates/repository.yaml" at '
+                                          "<$sourceRef.kind>: can't evaluate field kind in type string"),
+    ({"sourceRef": {"kind": "GitRepository", "name": "mine", "namespace": "flux-system"}},
+     "Source repository flux-system/mine of kind GitRepository not found in namespace flux-system"),
+]
+
+
+@pytest.mark.parametrize("version", ["v1.6.2", "main-3c780ac"])
+@pytest.mark.parametrize(("values", "message"), _OUTSIDE_BUNDLES, ids=["scheduling", "sourceRef-string", "sourceRef-other"])
+def test_templates_outside_bundles_fail_check_and_effective(helm: str, cli, cluster, version: str,
+                                                           values: dict[str, Any], message: str) -> None:
+    folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": version, "values": values}))
+    code, _, err = cli("check", str(folder), "--chart", "helm", "--helm", helm)
+    assert code == 1 and f"error[PLT-CHART]: {message}" in err
+    code, out, err = cli("effective", str(folder), "--helm", helm)
+    assert (code, out) == (3, "") and message in err and "error[PLT-CHART]" in err
+
+
+def test_the_operators_own_source_is_found_so_the_release_renders(helm: str, cli, cluster) -> None:
+    # values.yaml's sourceRef is the OCIRepository the operator creates: answered present, no failure
+    folder = cluster(overlay_doc(platform={"variant": "isp-full"}))
+    code, _, err = cli("check", str(folder), "--chart", "helm", "--helm", helm)
+    assert code == 0 and "PLT-CHART" not in err
