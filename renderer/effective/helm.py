@@ -678,6 +678,7 @@ def _answer_source_lookup(copy: Path) -> None:
     kind, namespace, name = OPERATOR_SOURCE
     answer = (f'(ternary (dict "spec" (dict)) (dict) (and (eq (toString $kind) "{kind}") '
               f'(eq (toString $namespace) "{namespace}") (eq (toString $name) "{name}")))')
+    path.unlink()  # a new file, never a write through whatever the copy's entry is (a link, a shared inode)
     path.write_text(text.replace(_SOURCE_LOOKUP, answer), encoding="utf-8")
 
 
