@@ -74,12 +74,16 @@ class Variants:
 def _override_files(override: Path) -> dict[str, Path]:
     """The ``--variants`` files that override a shipped one, by relative path, listed through
     ``renderer.walk`` (issue 34 item 2): only the shipped files' paths and their folders are looked at;
-    a link out of the folder, a link loop, a FIFO, or a folder that cannot be listed (missing, itself
-    a loop) is refused with OVL-VARIANTS naming it, before anything is read."""
+    a link out of the folder, a link loop, a FIFO, or a folder that cannot be listed (itself a loop, a
+    file) is refused with OVL-VARIANTS naming it, before anything is read."""
+    import os
+
     from renderer import walk
     from renderer.load import limits
     from renderer.load.yamlio import display_path
 
+    if not os.path.lexists(override):
+        return {}  # no folder there: nothing overrides (a preview's base side may predate the folder)
     wanted = set(_bundle())
     folders = {rel.rsplit("/", i)[0] for rel in wanted for i in range(1, rel.count("/") + 1)}
     budget = walk.Budget(files=len(wanted), bytes=limits.MAX_INPUT_BYTES, depth=limits.MAX_DEPTH)

@@ -84,3 +84,8 @@ def test_variants_refusal_is_a_render_error(tree: Path) -> None:
     with pytest.raises(RenderError) as refused:
         Variants(tree / "vars")
     assert [f.code for f in refused.value.findings] == ["OVL-VARIANTS"]
+
+
+def test_a_missing_folder_overrides_nothing(tree: Path) -> None:
+    """As before the walker: a preview's base side may predate the --variants folder its head adds."""
+    assert Variants(tree / "absent").load("catalogue.yaml") == Variants().load("catalogue.yaml")
