@@ -38,3 +38,23 @@ def clusters(items: Iterable[T]) -> Iterator[T]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def unwind_on_terminate() -> None:
+    """A fleet's forked worker (its pool's ``initializer``): the pool's terminate (the parent stops early,
+    at helm's own failure or an interrupt, and leaving the ``with Pool`` sends SIGTERM, perhaps
+    mid-helm) unwinds the worker like an exception instead of killing it where it stands. Every process
+    the worker started (helm, and whatever helm started) is killed first (``renderer.childproc``), then
+    every ``finally`` on the way runs, so each scratch folder (``cozy-render-chart-*``, ``-values-*``,
+    ``-umbrella-*``) is removed (issue 34 item 14: they were left in $TMPDIR, with helm still running
+    after cozy-render had returned)."""
+    import signal
+
+    def unwind(signum: int, _frame: object) -> None:
+        from renderer.childproc import end_descendants
+
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up itself is not cut short
+        end_descendants()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)

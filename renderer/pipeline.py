@@ -234,7 +234,7 @@ def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int)
     # a worker idle for a few dozen milliseconds at most (with the real chart, a helm batch at least).
     chunks = _chunks(paths, options, max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1)))
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=batch.unwind_on_terminate) as pool:
             for done in pool.imap(_work, chunks):
                 yield from done
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 import pytest
@@ -46,3 +47,42 @@ def test_one_cluster_pays_no_collection(monkeypatch: pytest.MonkeyPatch) -> None
     assert calls == []
     assert list(batch.clusters(["a", "b", "c"])) == ["a", "b", "c"]
     assert calls == [1, 1]
+
+
+def _hold_a_scratch_folder_and_a_child(scratch: str) -> None:
+    """A worker's task: a scratch folder and a child process in its own group, then wait (mid-helm)."""
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(dir=scratch) as held:
+        with open(os.path.join(held, "pid"), "w") as note:
+            child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+            note.write(str(child.pid))
+        time.sleep(60)
+
+
+def test_a_terminated_worker_leaves_no_folder_and_no_child(tmp_path) -> None:
+    """issue 34 item 14: Pool.terminate (SIGTERM) unwinds a fleet worker: its child is killed, its folder removed."""
+    import multiprocessing
+    import time
+
+    from renderer.batch import unwind_on_terminate
+
+    with multiprocessing.get_context("fork").Pool(1, initializer=unwind_on_terminate) as pool:
+        pool.apply_async(_hold_a_scratch_folder_and_a_child, (str(tmp_path),))
+        for _ in range(500):  # until the worker holds its folder and its child has started
+            held = [p for p in tmp_path.iterdir() if (p / "pid").is_file() and (p / "pid").read_text()]
+            if held:
+                break
+            time.sleep(0.01)
+        child = int((held[0] / "pid").read_text())
+    assert list(tmp_path.iterdir()) == []
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"the worker's child {child} is still running")

@@ -98,30 +98,12 @@ def _chunk_outputs(req: EffectiveRequest, helm: str, chunks: list[list[Path]],
             return
         import multiprocessing
 
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks)), initializer=_unwind_on_terminate) as pool:
+        from renderer.batch import unwind_on_terminate
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks)), initializer=unwind_on_terminate) as pool:
             yield from pool.imap(_outputs, chunks)
     finally:
         _WORK = None
-
-
-def _unwind_on_terminate() -> None:
-    """In each worker: the pool's terminate (the parent stops at helm's own failure, and leaving the
-    ``with Pool`` terminates the workers with SIGTERM, some of them mid-helm) unwinds the worker like an
-    exception instead of killing it where it stands, so every ``finally`` on its way runs: helm's whole
-    process group is killed (``run_bounded``) and each scratch folder (``cozy-render-chart-*``,
-    ``-values-*``, ``-umbrella-*``) removed (issue 34 item 14: they were left in $TMPDIR, and helm
-    running after cozy-render had returned). Every process the worker started (helm, and whatever helm
-    started) is killed first (``renderer.childproc``), so nothing writes into a folder being removed."""
-    import signal
-
-    def unwind(signum: int, _frame: object) -> None:
-        from renderer.childproc import end_descendants
-
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up itself is not cut short
-        end_descendants()
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, unwind)
 
 
 def _outputs(paths: list[Path]) -> list[tuple[str, str, int]] | RenderError:
