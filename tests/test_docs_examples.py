@@ -16,7 +16,8 @@ A ``--help`` example says the same in a trailing comment: ``# needs a cluster``,
 help examples run from the repository root (``renderer.cli.EXAMPLES``).
 
 A block runs as one script (``set -e``: its exit code is the first failing command's, or the last
-one's); a ``console`` block runs its ``$ `` lines. The copy holds the repository's files but the
+one's); a ``console`` block runs its ``$ `` lines and its other lines are what they print (stdout,
+compared byte for byte). The copy holds the repository's files but the
 package and test sources (the installed package is what runs), as a Git repository with two
 commits, ``main`` tracking ``origin/main``, so revision examples (``--base origin/main``,
 ``HEAD~1``, ``@{upstream}``) name revisions that exist. ``HOME`` is a scratch folder, so nothing is
@@ -58,6 +59,7 @@ class Example(NamedTuple):
     exit_code: int
     needs: str  # "" or a reason it is not run here
     shell: str
+    expected: str | None = None  # a console transcript's output: what stdout must be, byte for byte
 
 
 PROBLEMS: list[str] = []  # markers the test cannot read, reported by test_every_marker_is_understood
@@ -90,10 +92,11 @@ def _block_examples(page: Path) -> list[Example]:
                     options["shell"] = value
                 else:
                     PROBLEMS.append(f"{where}: unknown example marker {part!r}")
-        body = match.group(2)
+        body, expected = match.group(2), None
         if match.group(1) == "console":
-            body = _console_commands(body)
-        out.append(Example(where, body, options["folder"], int(options["exit"]), options["needs"], options["shell"]))
+            body, expected = _console_commands(body), _console_output(body)
+        out.append(Example(where, body, options["folder"], int(options["exit"]), options["needs"], options["shell"],
+                           expected))
     return out
 
 
@@ -104,6 +107,16 @@ def _console_commands(block: str) -> str:
         if line.startswith("$ ") or continued:
             out.append((line[2:] if not continued else line) + "\n")
             continued = line.endswith("\\")
+    return "".join(out)
+
+
+def _console_output(block: str) -> str:
+    """The lines of a console transcript that are not commands: what the commands print."""
+    out, continued = [], False
+    for line in block.splitlines():
+        if not (line.startswith("$ ") or continued):
+            out.append(line + "\n")
+        continued = (line.startswith("$ ") or continued) and line.endswith("\\")
     return "".join(out)
 
 
@@ -215,3 +228,5 @@ def test_documented_example_runs_as_written(example: Example, pristine: Path, tm
     assert done.returncode == example.exit_code, (
         f"{example.where}: exit {done.returncode}, documented {example.exit_code}\n--- script\n{example.script}"
         f"--- stderr\n{done.stderr[-3000:]}")
+    if example.expected is not None:  # a transcript shows what the command prints
+        assert done.stdout == example.expected, f"{example.where}: the transcript is not what the command prints"
