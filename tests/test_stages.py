@@ -13,7 +13,9 @@ from tests.conftest import REPO
 # The generated validators' run-time names (jsonschema_runtime) serve the overlay's validation first.
 STAGES = [
     ("load", ["renderer.errors", "renderer.escape", "renderer.lazyre", "renderer.lightimport", "renderer.tree",
-              "renderer.load", "renderer._generated", "renderer.jsonschema_runtime"]),
+              "renderer.load", "renderer._generated", "renderer.jsonschema_runtime",
+              # the one folder walker (--variants is read while loading) and child processes: leaves
+              "renderer.walk", "renderer.childproc"]),
     ("resolve", ["renderer.model", "renderer.resolve", "renderer.platform_chart"]),
     ("emit", ["renderer.emit"]),
     ("check", ["renderer.check", "renderer.codes", "renderer.registry", "renderer.executables"]),
