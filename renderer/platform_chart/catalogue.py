@@ -288,6 +288,9 @@ CLUSTER_MARKERS = (
     "if $endpointConfig.tls }}",
     "if $endpointConfig.tls.insecureSkipVerify",
     "if $endpointConfig.auth",
+    "if .Values.registries.mirrors",
+    "range $registry, $mirror := .Values.registries.mirrors",
+    "$endpointConfig.auth.username",
 )
 CLUSTER_TEMPLATES = ("apps.yaml", "containerd-registry-secret.yaml")
 

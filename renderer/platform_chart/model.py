@@ -304,7 +304,7 @@ class ChartModel:
                 problem('eq .Values.publishing.certificates.solver "dns01"',
                         'eq .Values.publishing.certificates.solver "dns01"',
                         "error calling eq: incompatible types for comparison", ("publishing", "certificates", "solver"))
-        found = _registry_problem(_dig(values, "registries", "mirrors"), _dig(values, "registries", "config"))
+        found = _registry_problem(values.get("registries"))
         if found is not None:
             problem(*found)
         return problems
@@ -366,14 +366,25 @@ def _in_order(collection: Any) -> list[Any]:
     return list(collection) if isinstance(collection, list) else []
 
 
-def _registry_problem(mirrors: Any, config: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
-    """containerd-registry-secret.yaml's first Go template error for these values, or None."""
-    if not truthy(mirrors) or not isinstance(mirrors, (dict, list)):
-        return None  # a scalar: `range` over it is not replayed here
+def _registry_problem(registries: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """containerd-registry-secret.yaml's first Go template error for these values, or None (every
+    message checked against real helm, tests/platform_chart/test_coverage.py)."""
+    if registries is None:
+        return None
+    if not isinstance(registries, dict):
+        return ("if .Values.registries.mirrors", ".Values.registries.mirrors",
+                "can't evaluate field mirrors in type interface {}", ("registries",))
+    mirrors, config = registries.get("mirrors"), registries.get("config")
+    if not truthy(mirrors):
+        return None
+    if not isinstance(mirrors, (dict, list)):
+        return ("range $registry, $mirror := .Values.registries.mirrors", ".Values.registries.mirrors",
+                f"range can't iterate over {go_format(mirrors)}", ("registries", "mirrors"))
     for mirror in _in_order(mirrors):
         if not isinstance(mirror, dict):
             if mirror is None:
-                return None  # nil pointer evaluating: not replayed
+                return ("if $mirror.endpoints", "$mirror.endpoints", "nil pointer evaluating interface {}.endpoints",
+                        ("registries", "mirrors"))
             return ("if $mirror.endpoints", "$mirror.endpoints",
                     "can't evaluate field endpoints in type interface {}", ("registries", "mirrors"))
         endpoints = mirror.get("endpoints")
@@ -386,11 +397,15 @@ def _registry_problem(mirrors: Any, config: Any) -> tuple[str, str, str, tuple[s
             index = "index $.Values.registries.config $endpoint"
             if config is None:
                 return (index, index, "error calling index: index of untyped nil", ("registries", "config"))
-            if isinstance(config, list):
+            if isinstance(config, (list, str)):  # a string indexes like a slice of bytes
                 return (index, index, f"error calling index: cannot index slice/array with type {go_type(endpoint)}",
                         ("registries", "config"))
-            if not isinstance(config, dict) or not isinstance(endpoint, str):
-                return None  # other index errors: not replayed
+            if not isinstance(config, dict):
+                return (index, index, f"error calling index: can't index item of type {go_type(config)}",
+                        ("registries", "config"))
+            if not isinstance(endpoint, str):
+                return (index, index, f"error calling index: value has type {go_type(endpoint)}; should be string",
+                        ("registries", "mirrors"))
             entry = config.get(endpoint)
             if not truthy(entry):
                 continue
@@ -402,7 +417,8 @@ def _registry_problem(mirrors: Any, config: Any) -> tuple[str, str, str, tuple[s
                 return ("if $endpointConfig.tls.insecureSkipVerify", "$endpointConfig.tls.insecureSkipVerify",
                         "can't evaluate field insecureSkipVerify in type interface {}", ("registries", "config"))
             if truthy(auth) and not isinstance(auth, dict):
-                return None  # `$endpointConfig.auth.username` on a scalar: not replayed
+                return ("$endpointConfig.auth.username", "$endpointConfig.auth.username",
+                        "can't evaluate field username in type interface {}", ("registries", "config"))
     return None
 
 

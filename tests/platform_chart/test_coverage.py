@@ -114,3 +114,38 @@ def test_a_wrong_typed_value_on_any_unreplayed_path_is_never_silent(version: str
         if not codes & {"PLT-18", "PLT-13", "PLT-03", "PLT-04", "PLT-05", "PLT-06", "PLT-10"}:
             silent.append((template, path, json.dumps(values)))
     assert silent == []
+
+
+# containerd-registry-secret.yaml, replayed whole (REPLAYED_CLUSTER_PATHS): every shape here fails the
+# template or renders, and the model must say exactly what helm says.
+REGISTRY_SHAPES: list[Any] = [
+    "x", {"mirrors": "x"}, {"mirrors": 5}, {"mirrors": True}, {"mirrors": [None]}, {"mirrors": {"a": None}},
+    {"mirrors": {"a": "x"}}, {"mirrors": {"a": {"endpoints": "e"}}}, {"mirrors": {"a": {"endpoints": ["e"]}}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": "x"}, {"mirrors": {"a": {"endpoints": ["e"]}}, "config": 5},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": ["x"]},
+    {"mirrors": {"a": {"endpoints": [5]}}, "config": {"e": {}}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": {"e": "x"}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": {"e": {"tls": "x"}}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": {"e": {"auth": "x"}}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": {"e": {"auth": {"username": 5}, "tls": {}}}},
+    {"mirrors": {"a": {"endpoints": ["e"]}}, "config": {}},
+]
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_the_registry_template_is_replayed_as_helm_renders_it(version: str, helm: str) -> None:
+    from renderer.effective.helm import release_chart, template, values_files
+    from renderer.load.variants import Variants
+    from renderer.resolve.platform import PlatformFacts
+
+    divergences = []
+    with release_chart(chart_dir(version)) as copy:
+        for shape in REGISTRY_SHAPES:
+            values = {"registries": shape}
+            failure = template(helm, copy, values_files(copy, "isp-full"), values).failure
+            facts = PlatformFacts(Variants().catalogue(), "isp-full", values, version=version)
+            ours = [f'executing "cozy-platform/{p.template}" {p.message}' for p in facts.chart_problems]
+            theirs = [failure.message] if failure is not None else []
+            if ours != theirs:
+                divergences.append(f"{shape}: model {ours} helm {theirs}")
+    assert divergences == [], "\n".join(divergences)
