@@ -341,6 +341,26 @@ def cmp_generate(path: Path) -> int:
     return command.generate(CmpGenerateRequest.from_environment(path))
 
 
+@main.group("daemon")
+def daemon() -> None:
+    """The resident renderer for the Argo CD sidecar (README "Argo CD")."""
+
+
+@daemon.command("serve")
+@click.option("--socket", "socket_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Unix socket to listen on; its folder is created 0700. cmp generate finds it through "
+                   "COZY_RENDER_DAEMON_SOCKET.")
+@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True,
+              help="Seconds one request may run before its worker is killed.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every request's worker, exit code and time on stderr.")
+@runs
+def daemon_serve(socket_path: Path, deadline: float, verbose: bool) -> int:
+    """Stay warm and serve cmp generate: one forked worker per request, the same bytes as in-process."""
+    from renderer.commands import daemon as command
+
+    return command.serve(socket_path, deadline, verbose)
+
+
 @cmp.command("parameters")
 @runs
 def cmp_parameters() -> int:

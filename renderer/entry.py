@@ -52,6 +52,21 @@ def cached(argv: list[str]) -> tuple[str, str] | None:
     return replay(argv, os.environ)
 
 
+# False in the resident renderer's workers (renderer.daemon.worker), which are the in-process path.
+DELEGATE = True
+
+
+def delegated(argv: list[str]) -> int | None:
+    """With COZY_RENDER_DAEMON_SOCKET set (renderer.daemon.SOCKET_ENV), ``cmp generate``'s exit code from
+    the resident renderer, which wrote its output; None when there is none to ask (render in-process)."""
+    socket_path = os.environ.get("COZY_RENDER_DAEMON_SOCKET")
+    if not socket_path or not DELEGATE or argv != ["cmp", "generate"]:
+        return None
+    from renderer.daemon.client import delegate
+
+    return delegate(socket_path)
+
+
 def _replayed(stdout: str, stderr: str) -> int:
     """What ``renderer.commands.common.write_cached`` writes on a hit, in the same order."""
     sys.stderr.write(stderr)
@@ -103,6 +118,9 @@ def _main() -> None:
         from renderer.runner import execute
 
         execute(lambda: _replayed(*hit))
+    code = delegated(argv)
+    if code is not None:
+        raise SystemExit(code)
     body = fast_path(argv)
     if body is not None:
         from renderer.runner import execute

@@ -1,0 +1,26 @@
+"""``cozy-render daemon serve``: the resident renderer for the Argo CD sidecar (``renderer.daemon``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from renderer.errors import Finding, Location, RenderError
+
+
+def serve(socket_path: Path, deadline: float, verbose: bool = False) -> int:
+    """Warm up, bind ``socket_path`` and serve until SIGTERM/SIGINT (exit 0)."""
+    from renderer.daemon.server import Server, SetupError, become_subreaper, warm_up
+
+    path = Path(os.path.abspath(socket_path))
+    server = Server(path, deadline, verbose)  # the package's files as they are before the warm-up imports them
+    warm_up()
+    try:
+        server.bind()
+    except SetupError as exc:
+        raise RenderError([Finding("CMP-DAEMON", exc.message, Location(str(path)))]) from None
+    become_subreaper()
+    sys.stderr.write(f"cozy-render daemon: serving {path} (pid {os.getpid()}, deadline {deadline:g} s)\n")
+    sys.stderr.flush()
+    return server.serve()

@@ -1,0 +1,106 @@
+"""One request, in a process forked from the warm server for it alone (``renderer.daemon``).
+
+The worker becomes the client's process as far as a render can tell: the client's descriptors are its
+0, 1 and 2, the client's working folder its own, the client's environment (bytes, as received), umask
+and ``sys.argv`` its own, and its standard streams are built with the client's encodings. Then it runs
+``renderer.entry.main``, the in-process path itself, with delegation off, and leaves with that exit code.
+It runs in its own session, so the server's deadline kills whatever it started in its group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import sys
+from typing import NamedTuple, NoReturn
+
+
+class Request(NamedTuple):
+    """A request as the server received and checked it (``renderer.daemon.protocol``)."""
+
+    argv: list[bytes]
+    environ: dict[bytes, bytes]
+    umask: int
+    streams: list[str]  # 3 x (encoding, errors, line buffering, write-through) for stdin, stdout, stderr
+    descriptors: list[int]  # working folder, stdin, stdout, stderr (the server's copies)
+
+
+def run(request: Request) -> NoReturn:
+    """Never returns: the process ends with the render's exit code. Every descriptor the server held
+    (its listener, other requests' connections, this one's too: the server reports the exit code) is
+    closed first."""
+    code = 4  # renderer.errors.EXIT_INTERNAL: only if the set-up itself fails
+    try:
+        os.setsid()
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # what the interpreter sets up at start-up
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.set_wakeup_fd(-1)
+        _take_descriptors(request.descriptors)
+        os.umask(request.umask)
+        os.environb.clear()
+        os.environb.update(request.environ)
+        sys.argv = [os.fsdecode(arg) for arg in request.argv]
+        _standard_streams(request.streams)
+        code = _render()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:  # noqa: SIM105 - the same flush the interpreter does at exit
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+
+
+def _take_descriptors(descriptors: list[int]) -> None:
+    cwd, stdin, stdout, stderr = descriptors
+    for target, source in ((0, stdin), (1, stdout), (2, stderr)):
+        os.dup2(source, target)  # inheritable, as a process's own 0, 1, 2 are
+    os.fchdir(cwd)
+    os.closerange(3, _max_fd())
+
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (OSError, ValueError):
+        return 65536
+
+
+def _standard_streams(settings: list[str]) -> None:
+    """New ``sys.stdin``/``stdout``/``stderr`` on descriptors 0, 1, 2, as the interpreter would have
+    made them for the client (POSIX: no newline translation)."""
+    made = []
+    for fd, at in ((0, 0), (1, 4), (2, 8)):
+        encoding, errors, line_buffering, write_through = settings[at:at + 4]
+        raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+        buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        made.append(io.TextIOWrapper(buffered, encoding=encoding, errors=errors, newline="\n",
+                                     line_buffering=bool(line_buffering), write_through=bool(write_through)))
+    sys.stdin, sys.stdout, sys.stderr = made
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made  # type: ignore[misc]
+
+
+def _render() -> int:
+    from renderer import entry
+
+    entry.DELEGATE = False  # this process is the in-process path: never hand the request on again
+    try:
+        entry.main()
+    except SystemExit as done:
+        return _exit_status(done.code)
+    return 0
+
+
+def _exit_status(code: object) -> int:
+    """What the interpreter makes of ``SystemExit(code)`` at exit."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{code}\n")
+    return 1

@@ -1,0 +1,136 @@
+"""A real ``cozy-render daemon serve`` in a subprocess, on a socket under tmp_path, always stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tests.conftest import REPO
+
+START_SECONDS = 120.0  # the warm-up renders a sample on a shared 2-core machine
+RUN_SECONDS = 120.0
+
+
+def base_env(pythonpath: Path = REPO) -> dict[str, str]:
+    """The environment of both the server and its clients (the interpreter key includes sys.path)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER", "KUBE_VERSION"))}
+    env["PYTHONPATH"] = str(pythonpath)
+    return env
+
+
+class Outcome(NamedTuple):
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def generate(cwd: Path, env: dict[str, str], daemon: Path | None = None) -> Outcome:
+    """``cozy-render cmp generate`` the way argocd-cmp-server runs it; through ``daemon`` when given."""
+    env = dict(env)
+    if daemon is not None:
+        env["COZY_RENDER_DAEMON_SOCKET"] = str(daemon)
+    proc = subprocess.run([sys.executable, "-m", "renderer", "cmp", "generate"], cwd=cwd, env=env,
+                          capture_output=True, timeout=RUN_SECONDS, stdin=subprocess.DEVNULL)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+class Daemon:
+    def __init__(self, socket: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
+        self.socket, self.proc, self.log = socket, proc, log
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def served(self) -> int:
+        """Requests a worker ran (the server's --verbose lines)."""
+        return sum(" worker " in line for line in self.log_text().splitlines())
+
+    def workers(self) -> list[int]:
+        return children_of(self.proc.pid)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        return self.proc.returncode
+
+
+def children_of(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rpartition(b")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def processes_naming(text: str) -> list[int]:
+    """Live processes whose command line holds ``text`` (zombies have none)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if text.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.fixture
+def start_daemon(tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
+    started: list[Daemon] = []
+
+    def start(*options: str, env: dict[str, str] | None = None, socket: Path | None = None,
+              wait: bool = True) -> Daemon:
+        path = socket or tmp_path / f"run{len(started)}" / "daemon.sock"
+        log = tmp_path / f"daemon{len(started)}.log"
+        server_env = dict(env or base_env())
+        server_env["TMPDIR"] = str(tmp_path / "server-tmp")
+        (tmp_path / "server-tmp").mkdir(exist_ok=True)
+        with open(log, "wb") as handle:
+            proc = subprocess.Popen([sys.executable, "-m", "renderer", "daemon", "serve", "--socket", str(path),
+                                     "--verbose", *options], env=server_env, stdin=subprocess.DEVNULL,
+                                    stdout=handle, stderr=handle, cwd=tmp_path)
+        daemon = Daemon(path, proc, log)
+        started.append(daemon)
+        if wait:
+            assert wait_until(lambda: path.is_socket() or proc.poll() is not None, START_SECONDS), "no socket"
+            assert proc.poll() is None, daemon.log_text()
+        return daemon
+
+    try:
+        yield start
+    finally:
+        for daemon in started:
+            daemon.stop()
+        for daemon in started:  # nothing a server forked outlives it: its workers carry its command line
+            left = str(daemon.socket)
+            assert wait_until(lambda: not processes_naming(left), 10), left
