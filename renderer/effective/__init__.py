@@ -43,7 +43,7 @@ CODES: list[Code] = [
          "environment to the chart). A link out of the chart, a link to nothing, a link loop, a FIFO, "
          "socket or device, more than 10,000 files, 64 MiB or 32 folders of nesting is refused, naming "
          "the entry and never reading its target. Replace the link with the file it should hold.",
-         "SECURITY.md, Budgets and limits; issue 34 item 13"),
+         "SECURITY.md, Budgets and limits"),
     Code("PLT-VERSION", ERROR, "platform.version names no vendored platform chart",
          "cozy-render ships the platform chart at the versions `cozy-render platforms` lists; for any "
          "other version pass `--platform-chart DIR` (a copy of packages/core/platform/).",
