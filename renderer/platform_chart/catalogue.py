@@ -34,6 +34,8 @@ _ACTION = re.compile(r"{{-?\s*(.*?)\s*-?}}", re.S)
 _INCLUDE = re.compile(r'^include\s+"(?P<define>[^"]+)"\s+(?P<args>.*)$', re.S)
 _LIST_ARGS = re.compile(r'^\(list\s+"(?P<name>[^"]+)"(?:\s+(?P<variant>"[^"]*"|\$\w+))?(?P<rest>.*)\)$', re.S)
 _ASSIGN = re.compile(r"^(?P<var>\$\w+)\s*:=\s*(?P<expr>.*)$", re.S)
+# A plain field walk of two or more keys (not the nil-safe parenthesised form, `((.Values.gpu).x)`).
+_VALUES_CHAIN = re.compile(r"(?<![\w).])\.Values(?:\.[A-Za-z_][\w-]*){2,}(?![\w(])")
 _FAIL = re.compile(r'^fail\s+(?P<arg>"(?:[^"\\]|\\.)*"|\(printf .*\))$', re.S)
 
 
@@ -97,6 +99,12 @@ def scan_template(text: str, file: str) -> dict[str, Any]:
         if assign and current_define is None:
             if assign["var"] != "$_":
                 variables.setdefault(assign["var"], assign["expr"].strip())
+            # Go evaluates every argument of an assignment (no and/or short cut here), so each plain
+            # `.Values.a.b` walk in it fails as helm does on a non-map on the way (`networking: "x"`
+            # fails at <.Values.networking.podCIDR> in the ipv4 dict): each is checked at this line.
+            if not re.search(r"\b(?:and|or)\b", assign["expr"]):
+                for chain in dict.fromkeys(_VALUES_CHAIN.findall(assign["expr"])):
+                    target.append({"check": chain, "when": conditions(), "template": file, "line": line})
             continue
         failed = _FAIL.match(action)
         if failed:

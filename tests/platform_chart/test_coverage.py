@@ -149,3 +149,55 @@ def test_the_registry_template_is_replayed_as_helm_renders_it(version: str, helm
             if ours != theirs:
                 divergences.append(f"{shape}: model {ours} helm {theirs}")
     assert divergences == [], "\n".join(divergences)
+
+
+_BUNDLE_WRONG = {"map": ["a-string", [1]], "string": [5, [1], {"a": 1}], "bool": [[1], {"a": 1}],
+                 "slice": [{"a": 1}, "x"], "float64": [[1], "x"], "invalid": ["x", [1], {"a": 1}]}
+
+
+def _bundle_sets(version: str) -> list[tuple[str, dict[str, Any]]]:
+    """A value of each wrong kind at every path the bundles and helpers read (the gpu and bundles keys
+    have their own tests), on both isp-full variants."""
+    model = chart_model(version)
+    out = []
+    for variant in ("isp-full", "isp-full-generic"):
+        defaults = model.effective_values(variant, {})
+        for template, paths in model.data["readsBy"].items():
+            if template not in REPLAYED_TEMPLATES:
+                continue
+            for path in paths:
+                if path.startswith(("gpu", "bundles.")):
+                    continue
+                node: Any = defaults
+                for key in path.split("."):
+                    node = node.get(key) if isinstance(node, dict) else None
+                for shape in _BUNDLE_WRONG[go_kind(node)]:
+                    values: dict[str, Any] = {"bundles": {"enabledPackages": ["cozystack.gpu-operator"]}}
+                    _put(values, path, shape)
+                    out.append((variant, values))
+    return out
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_wrong_typed_values_the_bundles_read_fail_as_helm_fails(version: str, helm: str) -> None:
+    """The replayed templates are replayed exactly: every wrong kind at every path they read gets the
+    model's first problem equal to helm's failure (a fail guard's text, or the Go template error)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from renderer.effective.helm import offline_chart, template, values_files
+    from renderer.load.variants import Variants
+    from renderer.resolve.platform import PlatformFacts
+
+    sets = _bundle_sets(version)
+    with offline_chart(chart_dir(version)) as copy, ThreadPoolExecutor(max_workers=4) as pool:
+        failures = list(pool.map(lambda s: template(helm, copy, values_files(copy, s[0]), s[1]).failure, sets))
+    divergences = []
+    for (variant, values), failure in zip(sets, failures, strict=True):
+        facts = PlatformFacts(Variants().catalogue(), variant, values, version=version)
+        problems = [p for p in facts.chart_problems if p.template.startswith("templates/bundles/")]
+        ours = None if not problems else problems[0].message if problems[0].kind == "fail" else \
+            f'executing "cozy-platform/{problems[0].template}" {problems[0].message}'
+        theirs = failure.message if failure is not None else None
+        if ours != theirs:
+            divergences.append(f"{variant} {values}: model {ours!r} helm {theirs!r}")
+    assert len(sets) > 40 and divergences == [], "\n".join(divergences[:8])
