@@ -388,7 +388,7 @@ class Server:
     def _reap(self) -> None:
         """Collect every finished worker. Its group is killed before it is reaped (a zombie's pid cannot
         be reused), so nothing it left in its group outlives it."""
-        while self.children:
+        while True:  # workers, and orphans reparented here (become_subreaper)
             try:
                 info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -95,6 +96,10 @@ def processes_naming(text: str) -> list[int]:
     return found
 
 
+def nothing_names(text: str) -> bool:
+    return not processes_naming(text)
+
+
 def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -122,7 +127,7 @@ def start_daemon(tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
         daemon = Daemon(path, proc, log)
         started.append(daemon)
         if wait:
-            assert wait_until(lambda: path.is_socket() or proc.poll() is not None, START_SECONDS), "no socket"
+            assert wait_until(lambda: "serving" in daemon.log_text() or proc.poll() is not None, START_SECONDS)
             assert proc.poll() is None, daemon.log_text()
         return daemon
 
@@ -132,5 +137,4 @@ def start_daemon(tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
         for daemon in started:
             daemon.stop()
         for daemon in started:  # nothing a server forked outlives it: its workers carry its command line
-            left = str(daemon.socket)
-            assert wait_until(lambda: not processes_naming(left), 10), left
+            assert wait_until(functools.partial(nothing_names, str(daemon.socket)), 10), str(daemon.socket)
