@@ -114,14 +114,14 @@ def start_daemon(tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
     started: list[Daemon] = []
 
     def start(*options: str, env: dict[str, str] | None = None, socket: Path | None = None,
-              wait: bool = True) -> Daemon:
+              wait: bool = True, python: tuple[str, ...] = ()) -> Daemon:
         path = socket or tmp_path / f"run{len(started)}" / "daemon.sock"
         log = tmp_path / f"daemon{len(started)}.log"
         server_env = dict(env or base_env())
         server_env["TMPDIR"] = str(tmp_path / "server-tmp")
         (tmp_path / "server-tmp").mkdir(exist_ok=True)
         with open(log, "wb") as handle:
-            proc = subprocess.Popen([sys.executable, "-m", "renderer", "daemon", "serve", "--socket", str(path),
+            proc = subprocess.Popen([sys.executable, *python, "-m", "renderer", "daemon", "serve", "--socket", str(path),
                                      "--verbose", *options], env=server_env, stdin=subprocess.DEVNULL,
                                     stdout=handle, stderr=handle, cwd=tmp_path)
         daemon = Daemon(path, proc, log)
