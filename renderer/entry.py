@@ -10,6 +10,10 @@ does not exist (Click reports that as a usage error), goes through Click.
 With ``COZY_RENDER_CACHE_DIR`` set, the two fast paths first look the render up in the cache
 (``renderer.cache.replay``) before any request object exists: a hit imports nothing but ``os``,
 ``sys`` and the cache's own few lines, and writes the stored bytes through ``renderer.runner``.
+
+With ``COZY_RENDER_DAEMON_SOCKET`` set, a ``cmp generate`` the cache did not answer is handed to the
+resident renderer (``renderer.daemon``), whose forked worker runs this same module's in-process path
+with delegation off; when there is no daemon to hand it to, it runs here as above.
 """
 
 from __future__ import annotations

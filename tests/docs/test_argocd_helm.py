@@ -16,6 +16,10 @@ from ruamel.yaml import YAML
 
 from tests.conftest import REPO
 
+# argocd-cmp-server stays the main process; the resident renderer starts beside it (README "Argo CD").
+SIDECAR_COMMAND = ('cozy-render daemon serve --socket "$COZY_RENDER_DAEMON_SOCKET" & '
+                   'exec /var/run/argocd/argocd-cmp-server')
+
 CHART = Path(__file__).parent / "data" / "charts" / "argo-cd-10.1.1.tgz"
 VALUES = REPO / "docs" / "argocd" / "helm" / "values.yaml"
 INSTALL = REPO / "docs" / "argocd" / "install"
@@ -49,7 +53,7 @@ def _sidecar(objects: dict) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_repo_server_gets_the_sidecar_with_its_volumes(rendered) -> None:
     _, objects = rendered
     sidecar, spec = _sidecar(objects)
-    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["command"] == ["/bin/sh", "-c", SIDECAR_COMMAND]  # the resident renderer beside it
     from renderer import __version__
 
     assert re.fullmatch(rf"registry\.example\.com/cozy-render:{re.escape(__version__)}@sha256:[0-9a-f]{{64}}",

@@ -15,6 +15,10 @@ from ruamel.yaml import YAML
 
 from tests.conftest import REPO
 
+# argocd-cmp-server stays the main process; the resident renderer starts beside it (README "Argo CD").
+SIDECAR_COMMAND = ('cozy-render daemon serve --socket "$COZY_RENDER_DAEMON_SOCKET" & '
+                   'exec /var/run/argocd/argocd-cmp-server')
+
 INSTALL = REPO / "docs" / "argocd" / "install"
 STUB = Path(__file__).parent / "argocd_stub"
 KUBECTL = shutil.which("kubectl")
@@ -128,7 +132,7 @@ def test_repo_server_gets_the_hardened_sidecar(built: dict) -> None:
     # the patch puts the sidecar first, which would make it kubectl's default container
     assert template["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"] == "argocd-repo-server"
     sidecar = containers["cozy-render"]
-    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["command"] == ["/bin/sh", "-c", SIDECAR_COMMAND]  # the resident renderer beside it
     assert sidecar["securityContext"] == {
         "runAsNonRoot": True, "runAsUser": 999, "runAsGroup": 999, "readOnlyRootFilesystem": True,
         "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
