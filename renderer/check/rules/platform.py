@@ -747,7 +747,10 @@ def plt_18(ctx: RuleContext) -> Iterator[Hit]:
         if platform is not None else None
     if not isinstance(values, dict):
         return
-    defaults = f.chart.effective_values(f.variant, {})
+    from renderer.resolve.platform import _per_chart
+
+    # The chart's defaults for the variant: one tree per chart version and variant, read only here.
+    defaults = _per_chart(f.chart, ("defaults", f.variant), lambda: f.chart.effective_values(f.variant, {}))
     refused = [p.key for p in f.chart_problems if p.key]
     reported: set[tuple[str, ...]] = set()
     for template, path in f.chart.unchecked_reads():
