@@ -24,10 +24,12 @@ EXIT_INTERRUPTED = 130  # renderer.errors.EXIT_INTERRUPTED
 
 def interpreter_key() -> bytes:
     """What the server's interpreter must share with the client's for a worker to behave the same:
-    the executable, its flags (-X dev, -I, UTF-8 mode...), -W options and the import path (past
-    entry 0, the script's own folder)."""
+    the executable, its flags (-X dev, -I, UTF-8 mode...), -W options, the character-type locale it set
+    up from LC_ALL/LC_CTYPE/LANG, and the import path (past entry 0, the script's own folder)."""
+    import _locale
+
     parts = [os.path.realpath(sys.executable), repr(tuple(sys.flags)), repr(sys.warnoptions), repr(sys._xoptions),
-             *sys.path[1:]]
+             _locale.setlocale(_locale.LC_CTYPE), *sys.path[1:]]  # setlocale(category): a query, no change
     return os.fsencode("\0".join(parts))
 
 

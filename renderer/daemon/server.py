@@ -398,12 +398,12 @@ class Server:
             with contextlib.suppress(OSError):
                 os.killpg(info.si_pid, signal.SIGKILL)
             _, status = os.waitpid(info.si_pid, 0)
+            self._log(info.si_pid, status)  # before the client hears: a log read after it exits has the line
             if info.si_pid in self.workers:
-                self._report(info.si_pid, status)  # the client first: orphans are looked for after
+                self._report(info.si_pid, status)  # the client next: orphans are looked for after
             if info.si_pid in self.children:
                 self.children.discard(info.si_pid)
                 self._end_orphans()
-            self._log(info.si_pid, status)
 
     def _end_orphans(self) -> None:
         """Kill what a finished worker left outside its group (reparented here: ``become_subreaper``)."""

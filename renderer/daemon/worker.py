@@ -60,14 +60,21 @@ def _take_descriptors(descriptors: list[int]) -> None:
     for target, source in ((0, stdin), (1, stdout), (2, stderr)):
         os.dup2(source, target)  # inheritable, as a process's own 0, 1, 2 are
     os.fchdir(cwd)
-    os.closerange(3, _max_fd())
+    _close_from(3)
 
 
-def _max_fd() -> int:
+def _close_from(lowest: int) -> None:
+    """Close every descriptor from ``lowest`` up: the open ones as /proc lists them (a loop up to the
+    descriptor limit would make a million calls where the limit is that high)."""
     try:
-        return int(os.sysconf("SC_OPEN_MAX"))
-    except (OSError, ValueError):
-        return 65536
+        held = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        os.closerange(lowest, 65536)
+        return
+    for fd in held:
+        if fd >= lowest:
+            with contextlib.suppress(OSError):  # the listing's own descriptor is already gone
+                os.close(fd)
 
 
 def _standard_streams(settings: list[str]) -> None:
