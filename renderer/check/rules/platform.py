@@ -700,7 +700,8 @@ _FALSE_SPELLINGS = ("false", "no", "off", "0", "n", "f")
     YAML boolean false (unquoted), or leave the key out. Only keys the cluster's chart version reads
     are judged (v1.6.2 does not read networking.encryption).
     """,
-    [_SYSTEM, _IAAS, _PAAS, _NAAS, "text/template: truth of a non-empty string"],
+    [_SYSTEM, _IAAS, _PAAS, _NAAS, "https://pkg.go.dev/text/template (Actions, if: the empty values are false, "
+     "0, nil and zero-length strings, arrays, slices and maps; every other value is true)"],
 )
 def plt_17(ctx: RuleContext) -> Iterator[Hit]:
     f = facts(ctx)
