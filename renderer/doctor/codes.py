@@ -81,7 +81,7 @@ CODES: list[Code] = [
          "absent, so the object is never taken for a healthy one. An API server does not send such objects: "
          "check what answers at the kubeconfig's server (`kubectl get <kind> <name> -o json`), e.g. a proxy or "
          "an aggregated API in between.",
-         "Kubernetes API reference (core/v1 Pod, Node, Event; apps/v1 DaemonSet, Deployment); issue 34 item 15"),
+         "Kubernetes API reference (core/v1 Pod, Node, Event; apps/v1 DaemonSet, Deployment)"),
     Code("DOC-POD", ERROR, "A gpu-operator pod is not Running (or Completed)",
          "The documented health check is that every pod in cozy-gpu-operator reaches Running (validators: "
          "Completed): `kubectl get pods --namespace cozy-gpu-operator`. A pod named here matched no more specific "

@@ -17,7 +17,6 @@ import jsonschema
 import pytest
 
 from renderer.commands.schemas import OUTPUT_SCHEMAS, OUTPUTS, output_schema_file
-from renderer.load.overlay_schema import PUBLISHED
 from tests.conftest import OVERLAYS, REPO
 
 SAMPLES = sorted(p.name for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())
@@ -41,7 +40,7 @@ def test_one_schema_per_json_output() -> None:
     assert sorted(p.name for p in OUTPUT_SCHEMAS.glob("*.schema.json")) == sorted(f"{n}.schema.json" for n in OUTPUTS)
     for name in OUTPUTS:
         jsonschema.Draft7Validator.check_schema(_schema(name))
-        assert (PUBLISHED / "output" / f"{name}.schema.json").read_bytes() == output_schema_file(name).read_bytes()
+        assert (REPO / "schemas" / "output" / f"{name}.schema.json").read_bytes() == output_schema_file(name).read_bytes()
 
 
 def _keys(node: Any) -> set[str]:
