@@ -529,6 +529,9 @@ def completion(shell: str) -> int:
 
 
 # The examples every command's --help ends with (tests/commands/test_cli_help.py checks that each has some).
+DAEMON_EXAMPLE = ('cozy-render daemon serve --socket "$HOME/run/daemon.sock" & sleep 2; '
+                  'cd overlays/clusters/vgpu-apt-01 && COZY_RENDER_DAEMON_SOCKET="$HOME/run/daemon.sock" '
+                  'cozy-render cmp generate; kill $!')
 EXAMPLES: dict[str, list[str]] = {
     # Written to run from the repository root, where the README runs (the samples sit in overlays/).
     "render": ["cozy-render render overlays/clusters/vgpu-apt-01",
@@ -553,6 +556,9 @@ EXAMPLES: dict[str, list[str]] = {
     "cmp": ["cd overlays/clusters/vgpu-apt-01 && cozy-render cmp generate"],
     "cmp generate": ["cd overlays/clusters/vgpu-apt-01 && ARGOCD_APP_PARAMETERS='[]' cozy-render cmp generate"],
     "cmp parameters": ["cozy-render cmp parameters"],
+    # The daemon stops at the end (kill $!); without it, or before it listens, cmp generate renders in-process.
+    "daemon": [DAEMON_EXAMPLE],
+    "daemon serve": [DAEMON_EXAMPLE],
     "ls": ["cozy-render ls overlays", "cozy-render ls overlays --errors --sort warnings -o json"],
     "init": ["cozy-render init edge-01 --os apt --gpu container --hubble --root overlays",
              "cozy-render init lab-02 --os talos --vlan 100:eno2:tenant-example --root overlays"],

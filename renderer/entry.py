@@ -13,7 +13,8 @@ With ``COZY_RENDER_CACHE_DIR`` set, the two fast paths first look the render up 
 
 With ``COZY_RENDER_DAEMON_SOCKET`` set, a ``cmp generate`` the cache did not answer is handed to the
 resident renderer (``renderer.daemon``), whose forked worker runs this same module's in-process path
-with delegation off; when there is no daemon to hand it to, it runs here as above.
+with delegation off (``renderer.daemon.IN_WORKER``); when there is no daemon to hand it to, it runs
+here as above.
 """
 
 from __future__ import annotations
@@ -56,15 +57,11 @@ def cached(argv: list[str]) -> tuple[str, str] | None:
     return replay(argv, os.environ)
 
 
-# False in the resident renderer's workers (renderer.daemon.worker), which are the in-process path.
-DELEGATE = True
-
-
 def delegated(argv: list[str]) -> int | None:
     """With COZY_RENDER_DAEMON_SOCKET set (renderer.daemon.SOCKET_ENV), ``cmp generate``'s exit code from
     the resident renderer, which wrote its output; None when there is none to ask (render in-process)."""
     socket_path = os.environ.get("COZY_RENDER_DAEMON_SOCKET")
-    if not socket_path or not DELEGATE or argv != ["cmp", "generate"]:
+    if not socket_path or argv != ["cmp", "generate"]:
         return None
     from renderer.daemon.client import delegate
 

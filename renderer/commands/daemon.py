@@ -15,9 +15,10 @@ def serve(socket_path: Path, deadline: float, verbose: bool = False) -> int:
 
     path = Path(os.path.abspath(socket_path))
     server = Server(path, deadline, verbose)  # the package's files as they are before the warm-up imports them
-    warm_up()
     try:
-        server.bind()
+        server.claim()  # refuse at once: a folder open to others, another daemon on the path
+        warm_up()
+        server.listen()  # clients connect only to a warm server; before, they render in-process
     except SetupError as exc:
         raise RenderError([Finding("CMP-DAEMON", exc.message, Location(str(path)))]) from None
     become_subreaper()

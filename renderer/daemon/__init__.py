@@ -21,3 +21,6 @@ The wire format (``renderer.daemon.protocol``) and the client import only ``os``
 from __future__ import annotations
 
 SOCKET_ENV = "COZY_RENDER_DAEMON_SOCKET"
+# True in a worker (renderer.daemon.worker): it is the in-process path, so ``cmp generate`` there never
+# hands the request on again, whatever its environment says.
+IN_WORKER = False

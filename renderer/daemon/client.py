@@ -68,6 +68,10 @@ def delegate(socket_path: str) -> int | None:
     there is no daemon to run it (the caller renders in-process)."""
     import _socket
 
+    import renderer.daemon
+
+    if renderer.daemon.IN_WORKER:
+        return None
     fields = request_fields()
     if fields is None:
         return None

@@ -162,6 +162,12 @@ class Server:
     # -- start-up ------------------------------------------------------------------------------------
 
     def bind(self) -> None:
+        self.claim()
+        self.listen()
+
+    def claim(self) -> None:
+        """The folder checked (or made), the lock held and a stale socket file removed: after this,
+        the path is this server's (``SetupError`` otherwise)."""
         private_folder(self.socket_path.parent)
         lock = str(self.socket_path) + ".lock"
         self.lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
@@ -173,6 +179,8 @@ class Server:
             if not stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
                 raise SetupError(f"{self.socket_path} exists and is not a socket; remove it or pick another path")
             os.unlink(self.socket_path)  # stale: its server held the lock we now hold
+
+    def listen(self) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # born 0600: no moment in which another user could connect
         try:

@@ -3,7 +3,8 @@
 The worker becomes the client's process as far as a render can tell: the client's descriptors are its
 0, 1 and 2, the client's working folder its own, the client's environment (bytes, as received), umask
 and ``sys.argv`` its own, and its standard streams are built with the client's encodings. Then it runs
-``renderer.entry.main``, the in-process path itself, with delegation off, and leaves with that exit code.
+cozy-render's ``__main__`` (``renderer.entry.main``), the in-process path itself, with delegation off
+(``renderer.daemon.IN_WORKER``), and leaves with that exit code.
 It runs in its own session, so the server's deadline kills whatever it started in its group.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import runpy
 import signal
 import sys
 from typing import NamedTuple, NoReturn
@@ -92,11 +94,13 @@ def _standard_streams(settings: list[str]) -> None:
 
 
 def _render() -> int:
-    from renderer import entry
+    """Run cozy-render's ``__main__`` (``renderer.entry.main``) as ``python -m renderer`` would, minus the
+    interpreter's start; ``sys.argv`` stays the client's."""
+    import renderer.daemon
 
-    entry.DELEGATE = False  # this process is the in-process path: never hand the request on again
+    renderer.daemon.IN_WORKER = True  # this process is the in-process path: never hand the request on again
     try:
-        entry.main()
+        runpy.run_module("renderer", run_name="__main__", alter_sys=False)
     except SystemExit as done:
         return _exit_status(done.code)
     return 0

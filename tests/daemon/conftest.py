@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,10 +21,29 @@ START_SECONDS = 120.0  # the warm-up renders a sample on a shared 2-core machine
 RUN_SECONDS = 120.0
 
 
-def base_env(pythonpath: Path = REPO) -> dict[str, str]:
+# A copy of the package the servers and their clients import (base_env): a server refuses every request
+# once a file of its package changes (an upgrade), and a checkout's files change while people work in it.
+# The committed tree where there is one (a consistent package), else the files as they are (an sdist).
+PACKAGE_COPY: list[Path] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD", "renderer"], capture_output=True,
+                             check=False, timeout=120)
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(site)], input=archive.stdout, check=True, timeout=120)
+    else:
+        shutil.copytree(REPO / "renderer", site / "renderer", ignore=shutil.ignore_patterns("__pycache__"))
+    PACKAGE_COPY[:] = [site]
+    return site
+
+
+def base_env(pythonpath: Path | None = None) -> dict[str, str]:
     """The environment of both the server and its clients (the interpreter key includes sys.path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER", "KUBE_VERSION"))}
-    env["PYTHONPATH"] = str(pythonpath)
+    env["PYTHONPATH"] = str(pythonpath or (PACKAGE_COPY[0] if PACKAGE_COPY else REPO))
     return env
 
 

@@ -163,7 +163,7 @@ def test_a_client_of_another_version_is_refused(start_daemon) -> None:
 def test_an_upgrade_is_never_served_by_old_code(start_daemon, samples: Path, tmp_path: Path) -> None:
     """The package the server imported changes on disk: the request is refused (rendered in-process,
     the same bytes), the server re-executes itself under the same pid, and serves the new code."""
-    installed = tmp_path / "site"
+    installed = tmp_path / "site"  # a copy of its own: this test changes it
     shutil.copytree(REPO / "renderer", installed / "renderer", ignore=shutil.ignore_patterns("__pycache__"))
     env = base_env(installed)
     daemon = start_daemon(env=env)
