@@ -341,8 +341,9 @@ def _paint_diff(line: str, colour: bool) -> str:
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def _side_dict(state: str, version: str | None, refusing: tuple[Finding, ...]) -> dict[str, Any]:
-    return {"status": state, "platform_version": version, "refused_by": [f.as_dict() for f in refusing]}
+def _side_dict(cluster: str, state: str, version: str | None, refusing: tuple[Finding, ...]) -> dict[str, Any]:
+    return {"status": state, "platform_version": version,
+            "refused_by": [{"cluster": cluster, **f.as_dict()} for f in refusing]}
 
 
 def as_dict(review: Review) -> dict[str, Any]:
@@ -365,13 +366,13 @@ def as_dict(review: Review) -> dict[str, Any]:
                         "packages": [change.as_dict() for change in p.changes],
                         "summary": {"added": p.count(ADDED), "changed": p.count(CHANGED),
                                     "removed": p.count(REMOVED)}}
-        findings = [{**f.as_dict(), "change": "introduced"} for f in c.introduced] + \
-                   [{**f.as_dict(), "change": "resolved"} for f in c.resolved]
+        findings = [{"cluster": c.name, **f.as_dict(), "change": "introduced"} for f in c.introduced] + \
+                   [{"cluster": c.name, **f.as_dict(), "change": "resolved"} for f in c.resolved]
         clusters.append({"cluster": c.name, "status": c.status, "renamed_from": c.renamed_from,
                          "rendered": c.rendered, "group": group_of.get(c.name),
                          "changed_inputs": c.changed_inputs,
-                         "base": _side_dict(c.base_state, c.versions[0], c.refusing_base),
-                         "head": _side_dict(c.head_state, c.versions[1], c.refusing_head),
+                         "base": _side_dict(c.name, c.base_state, c.versions[0], c.refusing_base),
+                         "head": _side_dict(c.name, c.head_state, c.versions[1], c.refusing_head),
                          "objects": objects, "summary": counts(c.objects), "findings": findings,
                          "prune": None if c.prune is None else {"pruned": c.prune.pruned, "kept": c.prune.kept},
                          "platform": platform})
@@ -388,7 +389,7 @@ def as_dict(review: Review) -> dict[str, Any]:
                                 "reaches": i.reaches} for i in review.inputs],
             "clusters": clusters,
             "groups": [{"group": i, "clusters": [c.name for c in g.clusters]} for i, g in enumerate(grouped)],
-            "findings": [{**f.as_dict(), "cluster": c.name} for c in review.clusters for f in c.notes],
+            "findings": [{"cluster": c.name, **f.as_dict()} for c in review.clusters for f in c.notes],
             "summary": {"clusters": _by_status(review),
                         "rendered": {"base": review.rendered_base, "head": review.rendered_head},
                         "probed": review.probed,

@@ -54,14 +54,7 @@ def _keys(node: Any) -> set[str]:
     return set()
 
 
-# The preview's findings sit inside their cluster's entry and carry no `cluster` of their own yet
-# (renderer/preview owns that schema; issue 31 item 4 asks the same fields of every output).
-_FINDING_WITHOUT_CLUSTER = {"preview"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    reason="the preview schema's finding has no cluster field (renderer/preview)", strict=False))
-    if n in _FINDING_WITHOUT_CLUSTER else n for n in OUTPUTS])
+@pytest.mark.parametrize("name", OUTPUTS)
 def test_field_names_are_the_same_everywhere(name: str) -> None:
     """line, column, cluster, code, severity, message: one spelling in every output."""
     schema = _schema(name)

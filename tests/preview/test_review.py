@@ -82,7 +82,7 @@ def test_findings_delta_by_code_location_and_message(cli, fleet_repo: Path,
     clusters = by_cluster(data)
     introduced = changed(clusters["talos-gpu"], "introduced")
     gpu05 = [f for f in introduced if f["code"] == "GPU-05"]
-    assert gpu05 == [{"code": "GPU-05", "severity": "error",
+    assert gpu05 == [{"cluster": "talos-gpu", "code": "GPU-05", "severity": "error",
                       "message": "vGPU is not supported on Talos (proprietary vGPU Manager cannot be redistributed).",
                       "file": "overlays/clusters/talos-gpu/cluster.yaml", "line": 6, "column": 16}]
     assert changed(clusters["talos-gpu"], "resolved") == []
