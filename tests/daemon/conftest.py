@@ -30,12 +30,13 @@ PACKAGE_COPY: list[Path] = []
 @pytest.fixture(scope="session", autouse=True)
 def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("site")
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD", "renderer"], capture_output=True,
-                             check=False, timeout=120)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD", "renderer", "variants"],
+                             capture_output=True, check=False, timeout=120)
     if archive.returncode == 0:
         subprocess.run(["tar", "-x", "-C", str(site)], input=archive.stdout, check=True, timeout=120)
     else:
-        shutil.copytree(REPO / "renderer", site / "renderer", ignore=shutil.ignore_patterns("__pycache__"))
+        for folder in ("renderer", "variants"):  # variants/ beside the package, as in a checkout
+            shutil.copytree(REPO / folder, site / folder, ignore=shutil.ignore_patterns("__pycache__"))
     PACKAGE_COPY[:] = [site]
     return site
 

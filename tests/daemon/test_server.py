@@ -21,7 +21,7 @@ from renderer.daemon import protocol
 from renderer.daemon.client import request_fields
 from renderer.daemon.server import peer_allowed, peer_uid
 from tests.commands.test_cmp import _cmp_server_env
-from tests.conftest import OVERLAYS, REPO
+from tests.conftest import OVERLAYS
 from tests.daemon.conftest import RUN_SECONDS, base_env, children_of, generate, processes_naming, wait_until
 
 APP_NAME = "gpu-apt-01"
@@ -160,16 +160,18 @@ def test_a_client_of_another_version_is_refused(start_daemon) -> None:
     assert daemon.served() == 0
 
 
-def test_an_upgrade_is_never_served_by_old_code(start_daemon, samples: Path, tmp_path: Path) -> None:
+def test_an_upgrade_is_never_served_by_old_code(start_daemon, samples: Path, tmp_path: Path,
+                                                package_copy: Path) -> None:
     """The package the server imported changes on disk: the request is refused (rendered in-process,
     the same bytes), the server re-executes itself under the same pid, and serves the new code."""
     installed = tmp_path / "site"  # a copy of its own: this test changes it
-    shutil.copytree(REPO / "renderer", installed / "renderer", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package_copy, installed)
     env = base_env(installed)
     daemon = start_daemon(env=env)
     app, request = app_env(samples)
     request["PYTHONPATH"] = str(installed)
     in_process = generate(app, request)
+    assert in_process.returncode == 0, in_process.stderr
     assert generate(app, request, daemon.socket) == in_process and daemon.served() == 1
     changed = installed / "renderer" / "cmp.py"
     changed.write_text(changed.read_text().replace('"""', '"""Upgraded. ', 1))
