@@ -486,10 +486,26 @@ def warm_up() -> None:
     for pattern, flags in found.get("patterns", []):
         with contextlib.suppress(re.error, TypeError, ValueError):
             re.compile(pattern, flags)
+    _load_package_data()
     import gc
 
     gc.collect()
     gc.freeze()  # the warm objects stay out of every worker's collections (and their pages shared)
+
+
+def _load_package_data() -> None:
+    """Parse the package's own data files every render reads (the variants bundle, the platform chart
+    models), once, here. They depend on nothing but files of the package, which the per-request check
+    (``package_changed``) guards; a worker that changes what it was handed changes its own copy (fork)."""
+    with contextlib.suppress(Exception):
+        from renderer.load.variants import _bundle
+
+        _bundle()
+    with contextlib.suppress(Exception):
+        from renderer.platform_chart.model import _chart_model, shipped_versions
+
+        for version in shipped_versions():
+            _chart_model(version)
 
 
 def _what_a_render_loads(folder: str) -> dict[str, list[Any]]:
@@ -499,7 +515,7 @@ def _what_a_render_loads(folder: str) -> dict[str, list[Any]]:
     try:
         if _in_child(lambda: _sample(folder)) is None:
             return {}
-        listed = _in_child(lambda: _generate(os.path.join(folder, "clusters", "sample")))
+        listed = _in_child(lambda: _generate([os.path.join(folder, "clusters", name) for name, *_ in SAMPLES]))
         return json.loads(listed) if listed else {}
     except ValueError:
         return {}
@@ -507,15 +523,24 @@ def _what_a_render_loads(folder: str) -> dict[str, list[Any]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# `cozy-render init` samples the warm-up renders: every host OS and GPU mode, Hubble and VLANs.
+SAMPLES = [("apt-container", "apt", "container", True, ("100:eno2:tenant-example",)),
+           ("apt-vgpu", "apt", "vgpu", False, ()),
+           ("talos-default", "talos", "default", True, ("200:eno3:tenant-example",)),
+           ("talos-container", "talos", "container", False, ())]
+
+
 def _sample(folder: str) -> bytes:
     from renderer.commands import init
     from renderer.requests import InitRequest
 
-    init.run(InitRequest("sample", "apt", gpu="container", hubble=True, root=Path(folder)))
+    for name, host_os, gpu, hubble, vlans in SAMPLES:
+        with contextlib.suppress(Exception):
+            init.run(InitRequest(name, host_os, gpu=gpu, hubble=hubble, vlans=vlans, root=Path(folder)))
     return b"ok"
 
 
-def _generate(folder: str) -> bytes:
+def _generate(folders: list[str]) -> bytes:
     import json
     import re
 
@@ -523,9 +548,10 @@ def _generate(folder: str) -> bytes:
     from renderer.requests import CmpGenerateRequest
 
     before = set(sys.modules)
-    os.chdir(folder)
-    with contextlib.suppress(Exception):
-        cmp.generate(CmpGenerateRequest.from_environment(Path(".")))
+    for folder in folders:
+        with contextlib.suppress(Exception):
+            os.chdir(folder)
+            cmp.generate(CmpGenerateRequest.from_environment(Path(".")))
     patterns = [[key[1], key[2]] for key in getattr(re, "_cache", {})
                 if isinstance(key, tuple) and len(key) == 3 and isinstance(key[1], str) and isinstance(key[2], int)]
     return json.dumps({"modules": [name for name in sys.modules if name not in before],
