@@ -48,6 +48,10 @@ def run(request: Request) -> NoReturn:
         sys.argv = [os.fsdecode(arg) for arg in request.argv]
         _standard_streams(request.streams)
         code = _render()
+    except BaseException as exc:  # noqa: BLE001 - the set-up failed: say so on the client's stderr, once
+        with contextlib.suppress(OSError):
+            os.write(2, f"error[CMP-WORKER]: the render worker could not take the request over: "
+                        f"{type(exc).__name__}: {exc}\n".encode(errors="backslashreplace"))
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:  # noqa: SIM105 - the same flush the interpreter does at exit

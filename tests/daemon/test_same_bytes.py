@@ -4,6 +4,8 @@ stderr and exit code, for every sample overlay, a refused overlay and the plugin
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,22 @@ def test_other_interpreter_options_render_in_process(start_daemon, samples: Path
     through = generate(app, request, daemon.socket)
     assert daemon.served() == 0
     assert in_process.returncode == 0 and through == in_process
+
+
+def test_a_stdout_that_cannot_take_the_output_is_the_same_refusal(start_daemon, samples: Path) -> None:
+    """The worker writes the client's own stdout: /dev/full answers ENOSPC there too (OUT-STREAM, exit 3)."""
+    daemon = start_daemon()
+    app = samples / "clusters" / "gpu-apt-01"
+    request = {**base_env(), **_cmp_server_env(app, "clusters/gpu-apt-01")}
+    outcomes = []
+    for socket_path in (None, daemon.socket):
+        env = dict(request)
+        if socket_path is not None:
+            env["COZY_RENDER_DAEMON_SOCKET"] = str(socket_path)
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([sys.executable, "-m", "renderer", "cmp", "generate"], cwd=app, env=env,
+                                  stdout=full, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120)
+        outcomes.append((done.returncode, done.stderr))
+    assert daemon.served() == 1
+    assert outcomes[0][0] == 3 and b"error[OUT-STREAM]" in outcomes[0][1]
+    assert outcomes[1] == outcomes[0]
