@@ -268,7 +268,8 @@ class Server:
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
-            return  # EMFILE and the like: the client sees the connection close and renders in-process
+            time.sleep(0.05)  # EMFILE and the like: the listener stays readable; do not spin on it
+            return
         descriptors: list[int] = []
         try:
             conn.setblocking(True)
@@ -423,9 +424,10 @@ class Server:
         began = self.started.pop(pid, None)
         if self.verbose and began is not None:
             outcome = f"exit {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else f"signal {os.WTERMSIG(status)}"
-            sys.stderr.write(f"cozy-render daemon: worker {pid} {outcome} after "
-                             f"{(time.monotonic() - began) * 1000:.1f} ms\n")
-            sys.stderr.flush()
+            with contextlib.suppress(OSError, ValueError):  # a log nobody reads must not stop the server
+                sys.stderr.write(f"cozy-render daemon: worker {pid} {outcome} after "
+                                 f"{(time.monotonic() - began) * 1000:.1f} ms\n")
+                sys.stderr.flush()
 
     def _report(self, pid: int, status: int) -> None:
         if os.WIFEXITED(status):
