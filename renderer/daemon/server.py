@@ -434,7 +434,10 @@ class Server:
             self._finish(pid, "", os.WEXITSTATUS(status))
             return
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = str(signum)
         self._finish(pid, f"error[CMP-WORKER]: the render worker was killed by signal {signum} ({name})",
                      EXIT_INTERNAL)
 
