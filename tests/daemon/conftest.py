@@ -21,22 +21,17 @@ START_SECONDS = 120.0  # the warm-up renders a sample on a shared 2-core machine
 RUN_SECONDS = 120.0
 
 
-# A copy of the package the servers and their clients import (base_env): a server refuses every request
-# once a file of its package changes (an upgrade), and a checkout's files change while people work in it.
-# The committed tree where there is one (a consistent package), else the files as they are (an sdist).
+# A copy of the package the servers and their clients import (base_env), taken once per session: a
+# server refuses every request once a file of its package changes (an upgrade), and a checkout's files
+# change while people work in it.
 PACKAGE_COPY: list[Path] = []
 
 
 @pytest.fixture(scope="session", autouse=True)
 def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("site")
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD", "renderer", "variants"],
-                             capture_output=True, check=False, timeout=120)
-    if archive.returncode == 0:
-        subprocess.run(["tar", "-x", "-C", str(site)], input=archive.stdout, check=True, timeout=120)
-    else:
-        for folder in ("renderer", "variants"):  # variants/ beside the package, as in a checkout
-            shutil.copytree(REPO / folder, site / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("renderer", "variants"):  # variants/ beside the package, as in a checkout
+        shutil.copytree(REPO / folder, site / folder, ignore=shutil.ignore_patterns("__pycache__"))
     PACKAGE_COPY[:] = [site]
     return site
 
