@@ -7,7 +7,8 @@ life, so a socket file found at start-up under a lock it could take is stale and
 
 An upgrade never serves old code. A request names the client's version and package folder; the
 server compares them with its own, and compares, per request, the size, mtime and inode of every file
-and folder of its package with what they were when it imported them. On any difference it refuses
+and folder of its package, and of the folders on its import path (a library upgraded in place), with
+what they were when it imported them. On any difference it refuses
 (the client renders in-process), stops listening, lets running workers finish and re-executes itself
 (same pid, so the sidecar's process tree is unchanged), importing the new code.
 
@@ -84,9 +85,16 @@ def private_folder(folder: Path) -> None:
 
 
 def package_snapshot(package: Path) -> dict[str, tuple[int, int, int]]:
-    """Size, mtime and inode of every file and folder of the package (bytecode caches left out):
-    pip replaces files (new inodes, new folder mtimes), an editor rewrites them (new mtime)."""
+    """Size, mtime and inode of every file and folder of the package (bytecode caches left out), and of
+    every folder on the import path: pip replaces files (new inodes, new folder mtimes), an editor
+    rewrites them (new mtime), and upgrading a library renames its ``*.dist-info`` folder in
+    site-packages (a new mtime there)."""
     snapshot = {}
+    for entry in sys.path[1:]:
+        with contextlib.suppress(OSError, ValueError):
+            info = os.stat(entry or ".")
+            if stat.S_ISDIR(info.st_mode):
+                snapshot[entry] = (info.st_size, info.st_mtime_ns, info.st_ino)
     for folder, folders, files in os.walk(package):
         folders[:] = sorted(name for name in folders if name != "__pycache__")
         for name in [".", *files]:

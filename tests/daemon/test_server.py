@@ -181,6 +181,10 @@ def test_an_upgrade_is_never_served_by_old_code(start_daemon, samples: Path, tmp
     assert daemon.proc.poll() is None  # the same process, re-executed
     assert generate(app, request, daemon.socket) == in_process
     assert daemon.served() == 2
+    (installed / "somelib-2.0.dist-info").mkdir()  # a library upgraded in place, beside the package
+    assert generate(app, request, daemon.socket) == in_process
+    assert daemon.served() == 2  # refused again: rendered in-process
+    assert wait_until(lambda: daemon.log_text().count("serving") == 3 and daemon.socket.is_socket(), RUN_SECONDS)
 
 
 # -- workers that die, hang, or lose their client --------------------------------------------------------
