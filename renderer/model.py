@@ -15,6 +15,8 @@ MANAGED_BY = "cozy-render"
 CLUSTER_LABEL = "render.cozystack.io/cluster"
 PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 PACKAGE_API = "cozystack.io/v1alpha1"
+# Every cozy-render JSON output but render's v1 List (renderer/data/output-schemas/, CHANGELOG.md).
+JSON_API_VERSION = "cozy-render/v1"
 GPU_OPERATOR = "cozystack.gpu-operator"  # the Package of every GPU route (reference (c))
 NAD_API = "k8s.cni.cncf.io/v1"  # NetworkAttachmentDefinition (multus)
 

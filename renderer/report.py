@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from renderer.errors import ERROR, WARNING, Finding
+from renderer.model import JSON_API_VERSION  # the commands read it here too
 
 FORMATS = ("text", "json", "github")
-JSON_API_VERSION = "cozy-render/v1"
 
 
 class Streams(NamedTuple):

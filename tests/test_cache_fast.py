@@ -68,7 +68,6 @@ def test_other_commands_have_no_fast_fields(argv: list[str]) -> None:
     ("/tmp/_cmp_server/ab12/overlays/clusters/c1", "overlays/clusters/c1", (("/", "tmp", "_cmp_server", "ab12"), "")),
     ("/tmp/_cmp_server/ab12/clusters/c1", "overlays/clusters/c1", (("/", "tmp", "_cmp_server", "ab12"), "overlays")),
     ("/repo/clusters/c1", "./clusters//c1/", (("/", "repo"), "")),
-    ("/repo/clusters/c1", "../clusters/c1", None),
     ("/repo/clusters/c1", "", None),
     ("/repo/clusters/c1", "other/c1", None),
 ])
@@ -78,6 +77,17 @@ def test_checkout_parts_is_what_cmp_checkout_finds(cwd: str, source: str, expect
     assert roots.checkout_parts(Path(cwd).parts, source) == expected
     found = checkout(Path(cwd), source)
     assert (None if found is None else (found.root.parts, found.prefix)) == expected
+
+
+def test_a_parent_folder_in_the_source_path_is_refused_not_replayed() -> None:
+    """CMP-SOURCE-PATH: the fast path finds no checkout (nothing to replay) and cmp refuses it."""
+    from renderer.cmp import checkout
+    from renderer.errors import RenderError
+
+    assert roots.checkout_parts(Path("/repo/clusters/c1").parts, "../clusters/c1") is None
+    with pytest.raises(RenderError) as caught:
+        checkout(Path("/repo/clusters/c1"), "../clusters/c1")
+    assert caught.value.findings[0].code == "CMP-SOURCE-PATH"
 
 
 def test_root_path_is_the_root_of_find_root(samples: Path) -> None:

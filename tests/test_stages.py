@@ -25,8 +25,9 @@ STAGES = [
     ("drive", ["renderer.requests", "renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp",
                "renderer.diff", "renderer.inputs", "renderer.effective", "renderer.doctor", "renderer.preview"]),
 ]
+# The resident renderer (renderer.daemon) serves `cmp generate` by running the CLI itself in its workers.
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report",
-                 "renderer.commands")
+                 "renderer.commands", "renderer.daemon")
 
 
 def stage_of(module: str) -> int | None:

@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.escape import json_text, printable
+from renderer.model import JSON_API_VERSION as OUTPUT_API
 from renderer.requests import ExplainRequest
-
-OUTPUT_API = "cozy-render/v1"  # the JSON outputs' version (renderer/data/output-schemas/, CHANGELOG.md)
 
 if TYPE_CHECKING:
     from renderer.emit.provenance import Entry, Tracer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from renderer.errors import EXIT_INPUT, EXIT_OK, Finding, RenderError
+from renderer.model import JSON_API_VERSION
 from renderer.requests import RulesRequest
 
 
@@ -19,7 +20,7 @@ def run(req: RulesRequest) -> int:
         if chosen == [None]:
             raise RenderError([Finding("CLI-RULES", f"no rule {req.code}; `cozy-render rules` lists them")],
                               EXIT_INPUT)
-        sys.stdout.write(json.dumps({"apiVersion": "cozy-render/v1", "kind": "Rules", "rules": [
+        sys.stdout.write(json.dumps({"apiVersion": JSON_API_VERSION, "kind": "Rules", "rules": [
             {"id": e.id, "severity": e.severity, "family": e.family, "summary": e.summary,
              "explanation": explanation_text(e), "sources": list(e.sources),
              **({"severities": [{"severity": s, "when": w} for s, w in e.severities]} if e.severities else {})}

@@ -158,7 +158,7 @@ def as_json(outcomes: list[Outcome], findings: list[Finding]) -> str:
         counts = {s: outcome.count(s) for s in (CREATE, CHANGE, UNCHANGED, ORPHANED, SKIPPED, PATCH_TARGET_MISSING)}
         clusters.append({"cluster": outcome.cluster, "objects": objects, "summary": counts})
     from renderer.escape import json_text
-    from renderer.report import JSON_API_VERSION
+    from renderer.model import JSON_API_VERSION
 
     return json_text({"apiVersion": JSON_API_VERSION, "kind": "Diff", "clusters": clusters,
                       "findings": [f.as_dict() for f in findings]}, indent=2,

@@ -11,6 +11,7 @@ from renderer.doctor.checks import Diagnosis, allocatable, gpu_nodes, node_of, p
 from renderer.doctor.live import LiveState
 from renderer.doctor.route import NAMESPACE, Route
 from renderer.errors import ERROR, WARNING, Finding
+from renderer.model import JSON_API_VERSION
 
 
 class Outcome(NamedTuple):
@@ -103,7 +104,7 @@ def write_text(outcomes: list[Outcome], out: TextIO) -> None:
             out.write(f"  the documented fix: cozy-render rules CODE ({codes})\n")
 
 
-API_VERSION, KIND = "cozy-render/v1", "DoctorReport"  # renderer/data/output-schemas/doctor.schema.json
+API_VERSION, KIND = JSON_API_VERSION, "DoctorReport"  # renderer/data/output-schemas/doctor.schema.json
 
 
 def as_json(outcomes: list[Outcome], failures: list[tuple[str, Finding]]) -> str:

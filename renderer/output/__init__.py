@@ -915,9 +915,9 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
     if fmt == "json":
         stream = stdout or sys.stdout
         from renderer.escape import json_text  # committed names are input: a non-UTF-8 one is escaped, not a crash
+        from renderer.model import JSON_API_VERSION
 
-        # renderer.report.JSON_API_VERSION's value (renderer.report imports this module: no import back)
-        stream.write(json_text({"apiVersion": "cozy-render/v1", "kind": "StaleFiles", "stale": entries}, indent=2,
+        stream.write(json_text({"apiVersion": JSON_API_VERSION, "kind": "StaleFiles", "stale": entries}, indent=2,
                                ensure_ascii=False) + "\n")
         return EXIT_FINDINGS if entries else EXIT_OK
     stream = stderr or sys.stderr

@@ -58,11 +58,12 @@ from renderer.diff.compare import CHANGE, CREATE, ORPHANED, STATUS_TEXT, UNCHANG
 from renderer.diff.report import use_colour  # noqa: F401 - the preview's --color is diff's (renderer.preview uses it)
 from renderer.errors import Finding
 from renderer.escape import json_text, markdown_code, markdown_fence, markdown_text, printable
+from renderer.model import JSON_API_VERSION
 from renderer.preview.objects import ObjectChange, counts
 from renderer.preview.platform import ADDED, CHANGED, REMOVED, PlatformDelta
 from renderer.preview.review import ClusterReview, Review
 
-API_VERSION, KIND = "cozy-render/v1", "PreviewReport"
+API_VERSION, KIND = JSON_API_VERSION, "PreviewReport"
 RED, GREEN, CYAN, BOLD, YELLOW, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[33m", "\x1b[0m"
 _STATUS_COLOUR = {CREATE: GREEN, CHANGE: YELLOW, ORPHANED: RED, UNCHANGED: ""}
 _CLUSTER_COLOUR = {"added": GREEN, "changed": YELLOW, "removed": RED, "renamed": CYAN, "unchanged": ""}
