@@ -11,9 +11,12 @@ CODES: list[Code] = [
     Code("PLT-09", WARNING, "A Package no longer rendered stays installed (resource-policy keep)",
          "Every Package the platform renders carries `helm.sh/resource-policy: keep`, so dropping it from the "
          "render (adding it to `disabledPackages` later, flipping a flag) leaves the live Package, and its "
-         "HelmReleases, in place; uninstalling means deleting the Package CR. Only the live cluster can tell: "
+         "HelmReleases, in place; uninstalling means deleting the Package CR. Only a comparison can tell: "
          "`check` and `render` never report it; `cozy-render diff` does, for live Packages with this "
-         "cluster's label that the render no longer has.",
+         "cluster's label that the render no longer has, and `diff --base` (the pull-request preview) does for a "
+         "change that removes or renames a cluster, or stops its chart rendering a Package: it lists what the "
+         "Application's deletion prunes (the platform Package among it) and the platform-made Packages that "
+         "stay.",
          "C:packages/core/platform/templates/_helpers.tpl (keep annotation); "
          "W:operations/configuration/components.md"),
     Code("DIFF-LIVE", ERROR, "The API server could not be read",
