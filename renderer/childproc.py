@@ -27,11 +27,13 @@ class Done(NamedTuple):
 
 
 class ChildLimit(Exception):
-    """The child hit its deadline or an output cap and was killed with its group; ``message`` says which."""
+    """The child hit its deadline (``stream`` None) or the cap of ``stream`` ("stdout", "stderr") and was
+    killed with its group; ``message`` says which."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, stream: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.stream = stream
 
 
 def kill_group(pid: int) -> None:
@@ -107,7 +109,7 @@ def _collect(proc: subprocess.Popen[bytes], data: bytes | None, deadline: float,
                 sizes[key.data] += len(chunk)
                 if sizes[key.data] > caps[key.data]:
                     stream = "stdout" if key.data == 1 else "stderr"
-                    raise ChildLimit(f"{label} wrote more than {caps[key.data]} bytes to {stream}")
+                    raise ChildLimit(f"{label} wrote more than {caps[key.data]} bytes to {stream}", stream)
                 chunks[key.data].append(chunk)
     return b"".join(chunks[1]), b"".join(chunks[2])
 

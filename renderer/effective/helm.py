@@ -23,10 +23,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -289,66 +288,29 @@ def helm_env(home: Path) -> dict[str, str]:
 
 
 def run_bounded(args: list[str], home: Path, limits: Bounds, answer_only: bool = True) -> _Done:
-    """Run helm in its own process group under ``limits``: RLIMIT_CPU and RLIMIT_DATA set on the child
-    (``prlimit`` right after it starts: ``preexec_fn`` is unsafe beside the batch threads), stdout and
-    stderr read as they come up to their caps, the wall clock as one deadline. A limit hit kills the
-    group and raises ``HelmFailure``, as does (with ``answer_only``) any end that is not helm's own
-    answer: its output, or the chart's error."""
-    import selectors
-    import signal
-    import time
+    """Run helm in its own process group under ``limits`` (``renderer.childproc``: stdout and stderr read
+    as they come up to their caps, the wall clock as one deadline, the group killed on every exit path),
+    with RLIMIT_CPU and RLIMIT_DATA set on the child (``prlimit`` right after it starts: ``preexec_fn`` is
+    unsafe beside the batch threads). A limit hit raises ``HelmFailure``, as does (with ``answer_only``)
+    any end that is not helm's own answer: its output, or the chart's error."""
+    from renderer import childproc
 
     try:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=helm_env(home), start_new_session=True)
+        done = childproc.run(args, helm_env(home), timeout=limits.timeout, stdout_bytes=limits.output_bytes,
+                             stderr_bytes=ERROR_BYTES, name="helm", on_start=lambda pid: _limit(pid, limits))
     except OSError as exc:
         raise HelmFailure(f"helm cannot run: {exc.strerror or exc}") from None
-    _limit(proc.pid, limits)
-    deadline = time.monotonic() + limits.timeout
-    chunks: dict[int, list[bytes]] = {1: [], 2: []}
-    sizes = {1: 0, 2: 0}
-    caps = {1: limits.output_bytes, 2: ERROR_BYTES}
-    why = None
-    assert proc.stdout is not None and proc.stderr is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ, 1)
-        selector.register(proc.stderr, selectors.EVENT_READ, 2)
-        while selector.get_map() and why is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                why = f"helm did not finish within its time limit ({limits.timeout:g} s)"
-                break
-            for key, _ in selector.select(min(left, 1.0)):
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    selector.unregister(key.fileobj)
-                    continue
-                sizes[key.data] += len(data)
-                if sizes[key.data] > caps[key.data]:
-                    why = (f"helm wrote more than {caps[key.data] // 2**20} MiB to "
-                           f"{'stdout' if key.data == 1 else 'stderr'}")
-                    break
-                chunks[key.data].append(data)
-    if why is not None:
-        _kill_group(proc.pid, signal.SIGKILL)
-    try:
-        returncode = proc.wait(timeout=max(0.1, deadline - time.monotonic()) if why is None else 5)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid, signal.SIGKILL)
-        returncode = proc.wait()
-        why = why or f"helm did not finish within its time limit ({limits.timeout:g} s)"
-    finally:
-        proc.stdout.close()
-        proc.stderr.close()
-    _kill_group(proc.pid, signal.SIGKILL)  # anything helm left behind in its group
-    if why is not None:
-        raise HelmFailure(why)
-    stdout = b"".join(chunks[1]).decode("utf-8", "replace")
-    stderr = b"".join(chunks[2]).decode("utf-8", "replace")
-    problem = helm_failure(args[0], returncode, stderr, limits) if answer_only else None
+    except childproc.ChildLimit as exc:
+        if exc.stream is None:
+            raise HelmFailure(f"helm did not finish within its time limit ({limits.timeout:g} s)") from None
+        cap = limits.output_bytes if exc.stream == "stdout" else ERROR_BYTES
+        raise HelmFailure(f"helm wrote more than {cap // 2**20} MiB to {exc.stream}") from None
+    stdout = done.stdout.decode("utf-8", "replace")
+    stderr = done.stderr.decode("utf-8", "replace")
+    problem = helm_failure(args[0], done.returncode, stderr, limits) if answer_only else None
     if problem is not None:
         raise HelmFailure(problem)
-    return _Done(returncode, stdout, stderr)
+    return _Done(done.returncode, stdout, stderr)
 
 
 def _limit(pid: int, limits: Bounds) -> None:
@@ -365,11 +327,6 @@ def _limit(pid: int, limits: Bounds) -> None:
             prlimit(pid, which, (cap, cap))
         except (OSError, ValueError):
             pass  # the child is already gone: its exit status says why
-
-
-def _kill_group(pid: int, sig: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
 
 
 def render_platform(helm: str, chart: Path, variant: str, values: dict[str, Any]) -> ChartRender:
