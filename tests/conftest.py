@@ -76,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"COZY_RENDER_TEST_INSTALLED=1 but renderer is imported from {package}, not from "
                                     "an installed wheel (run pytest with --import-mode=importlib, from the venv's "
                                     "pytest, outside the source tree's sys.path)")
+        # The Python children the tests start (`python -c ...`, `python -m renderer` with the source tree as
+        # their working folder) must import the install too, not the tree's renderer/ from sys.path[0].
+        os.environ["PYTHONSAFEPATH"] = "1"
 
 
 @pytest.fixture

@@ -151,8 +151,9 @@ def _git(root: Path, *args: str) -> str:
 
 def _env(home: Path, scratch: Path) -> dict[str, str]:
     path = [str(Path(sys.executable).parent)]
-    if (REPO / ".ci" / "bin" / "helm").is_file():
-        path.append(str(REPO / ".ci" / "bin"))
+    helm = _helm()  # on PATH (.ci/run puts the checkout's .ci/bin there) or in this tree's .ci/bin
+    if helm is not None:
+        path.append(str(Path(helm).parent))
     path += ["/usr/local/bin", "/usr/bin", "/bin"]
     return {"PATH": os.pathsep.join(path), "HOME": str(home), "XDG_CACHE_HOME": str(scratch / "cache"),
             "XDG_CONFIG_HOME": str(home / ".config"), "LANG": "C.UTF-8", "NO_COLOR": "1", "TERM": "dumb",
