@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -40,14 +41,29 @@ def clusters(items: Iterable[T]) -> Iterator[T]:
             gc.enable()
 
 
+# Scratch folders this process holds open (renderer.effective.helm): what a terminated worker must unwind for.
+SCRATCH_HELD = [0]
+
+
+@contextmanager
+def scratch_held() -> Iterator[None]:
+    """Mark a scratch folder held while the block runs (``unwind_on_terminate`` unwinds for it)."""
+    SCRATCH_HELD[0] += 1
+    try:
+        yield
+    finally:
+        SCRATCH_HELD[0] -= 1
+
+
 def unwind_on_terminate() -> None:
     """A fleet's forked worker (its pool's ``initializer``): the pool's terminate (the parent stops early,
     at helm's own failure or an interrupt, and leaving the ``with Pool`` sends SIGTERM, perhaps
-    mid-helm) unwinds the worker like an exception instead of killing it where it stands. Every process
-    the worker started (helm, and whatever helm started) is killed first (``renderer.childproc``), then
-    every ``finally`` on the way runs, so each scratch folder (``cozy-render-chart-*``, ``-values-*``,
-    ``-umbrella-*``) is removed (issue 34 item 14: they were left in $TMPDIR, with helm still running
-    after cozy-render had returned)."""
+    mid-helm) ends every process the worker started (helm, and whatever helm started;
+    ``renderer.childproc``). A worker holding scratch folders (``cozy-render-chart-*``, ``-values-*``,
+    ``-umbrella-*``: ``SCRATCH_HELD``) then unwinds like an exception, so every ``finally`` on the way
+    removes them; an idle one leaves at once: unwinding a worker blocked on the pool's task queue can
+    deadlock on the queue's lock at exit. The unwinding itself is bounded (``SIGALRM`` after 5 s)."""
+    import os
     import signal
 
     def unwind(signum: int, _frame: object) -> None:
@@ -55,6 +71,9 @@ def unwind_on_terminate() -> None:
 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up itself is not cut short
         end_descendants()
+        if not SCRATCH_HELD[0]:
+            os._exit(128 + signum)
+        signal.alarm(5)  # default action: the process ends, even if an exit handler blocks
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, unwind)

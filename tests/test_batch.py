@@ -55,7 +55,9 @@ def _hold_a_scratch_folder_and_a_child(scratch: str) -> None:
     import tempfile
     import time
 
-    with tempfile.TemporaryDirectory(dir=scratch) as held:
+    from renderer.batch import scratch_held
+
+    with scratch_held(), tempfile.TemporaryDirectory(dir=scratch) as held:
         with open(os.path.join(held, "pid"), "w") as note:
             child = subprocess.Popen(["sleep", "60"], start_new_session=True)
             note.write(str(child.pid))

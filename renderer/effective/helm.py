@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer import walk
+from renderer.batch import scratch_held
 from renderer.errors import fail
 from renderer.walk import Budget
 
@@ -152,7 +153,7 @@ def offline_chart(chart: Path, templates: tuple[str, ...] = OFFLINE_TEMPLATES) -
         return top != "sources" or "sources.yaml" in templates
 
     listed = chart_files(chart, keep)
-    with tempfile.TemporaryDirectory(prefix="cozy-render-chart-") as tmp:
+    with scratch_held(), tempfile.TemporaryDirectory(prefix="cozy-render-chart-") as tmp:
         copy = Path(tmp) / "platform"
         copy.mkdir()
         (copy / "templates").mkdir()
@@ -265,7 +266,7 @@ class _Done(NamedTuple):
 
 def _helm_template(helm: str, chart: Path, value_files: list[Path], values: dict[str, Any] | None,
                    extra_args: list[str] | None = None, clusters: int = 1) -> _Done:
-    with tempfile.TemporaryDirectory(prefix="cozy-render-values-") as tmp:
+    with scratch_held(), tempfile.TemporaryDirectory(prefix="cozy-render-values-") as tmp:
         args = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE]
         for file in value_files:
             args += ["--values", str(file)]
@@ -561,7 +562,7 @@ def _batch(helm: str, copy: Path, inputs: list[tuple[str, dict[str, Any]]],
     if len(inputs) == 1:
         variant, values = inputs[0]
         return [template(helm, copy, values_files(copy, variant), values, shared=shared)]
-    with tempfile.TemporaryDirectory(prefix="cozy-render-umbrella-") as tmp:
+    with scratch_held(), tempfile.TemporaryDirectory(prefix="cozy-render-umbrella-") as tmp:
         umbrella = Path(tmp) / "umbrella"
         (umbrella / "charts").mkdir(parents=True)
         shutil.copytree(copy, umbrella / "charts" / SUBCHART)
