@@ -224,13 +224,11 @@ def _show(req: EffectiveRequest, staged: _Staged, rendered: Any, streams: report
 
 def _json(cluster: str, found: EffectiveSet, streams: report.Streams) -> None:
     """One cluster's ``Effective`` document (``cozy-render schema output effective``)."""
-    from renderer.jsonout import dumps_indented
-
-    streams.stdout.write(dumps_indented({"apiVersion": API_VERSION, "kind": EFFECTIVE_KIND, "cluster": cluster,
-                                         "platformVersion": found.version,
-                                         "assumedAbsent": list(found.assumed_absent),
-                                         "packageSources": found.package_sources,
-                                         "packages": [p.as_dict() for p in found.packages]}) + "\n")
+    streams.stdout.write(json.dumps({"apiVersion": API_VERSION, "kind": EFFECTIVE_KIND, "cluster": cluster,
+                                     "platformVersion": found.version,
+                                     "assumedAbsent": list(found.assumed_absent),
+                                     "packageSources": found.package_sources,
+                                     "packages": [p.as_dict() for p in found.packages]}, indent=2) + "\n")
 
 
 def _header(found: EffectiveSet) -> list[str]:
