@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from renderer import output
+from renderer.output import guard, write
 
 
 def test_the_guard_resolves_paths_as_realpath_does(tmp_path: Path) -> None:
@@ -23,14 +24,14 @@ def test_the_guard_resolves_paths_as_realpath_does(tmp_path: Path) -> None:
              tmp_path / "folder-link" / "sub" / "file-link.yaml", real / "dangling", real / "nothing" / "here.yaml",
              tmp_path / "folder-link" / "sub" / ".." / "target.yaml", tmp_path / "loop-a", real / "target.yaml" / "x",
              Path("relative/path.yaml"), Path("/")]
-    resolver = output._Resolver()
+    resolver = guard._Resolver()
     for path in paths * 2:  # the second round is served from the folders already resolved
         assert resolver.real(os.fspath(path)) == os.path.realpath(path), path
 
 
 def test_within_is_inside_on_strings() -> None:
     for path, folder in [("/a/b", "/a"), ("/a", "/a"), ("/ab", "/a"), ("/a/b", "/"), ("/", "/"), ("/a", "/a/b")]:
-        assert output._within(path, folder) == output._inside(Path(path), Path(folder)), (path, folder)
+        assert guard._within(path, folder) == guard._inside(Path(path), Path(folder)), (path, folder)
 
 
 def test_old_trees_are_all_removed_when_the_writer_ends(tmp_path: Path) -> None:
@@ -41,7 +42,7 @@ def test_old_trees_are_all_removed_when_the_writer_ends(tmp_path: Path) -> None:
         (folder / "sub" / "file").write_text("x")
         folders.append(str(folder))
     for threaded in (True, False):
-        with output._Remover(threaded) as doomed:
+        with write._Remover(threaded) as doomed:
             for folder in folders[:10] if threaded else folders[10:]:
                 doomed.append(folder)
             doomed.append(str(tmp_path / "never-there"))
@@ -79,8 +80,8 @@ def test_a_removal_cut_short_leaves_the_mark_so_the_next_run_deletes_the_rest(tm
 
     monkeypatch.setattr(os, "unlink", killed_after_one)
     with pytest.raises(KeyboardInterrupt):
-        output._remove(str(staging))
+        write._remove(str(staging))
     monkeypatch.undo()
     assert (staging / output.MARK).is_file(), "the mark went first: the rest would be litter for ever"
-    output._clean_stale(tmp_path)
+    write._clean_stale(tmp_path)
     assert not staging.exists()

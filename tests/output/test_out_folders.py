@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from renderer import output
+from renderer.load.yamlio import display_path
 
 
 @pytest.fixture
@@ -78,9 +79,9 @@ def test_check_names_each_stale_file_with_a_diff(cli, fleet: Path, tmp_path: Pat
     monkeypatch.setenv("NO_COLOR", "1")
     code, stdout, err = cli("render", cluster, "--out", str(out), "--check")
     assert code == 1 and stdout == ""
-    assert f"{target}: out of date (re-run cozy-render render --out)" in err
+    assert f"{display_path(target)}: out of date (re-run cozy-render render --out)" in err
     assert "-  name: cozystack.other\n+  name: cozystack.metallb\n" in err
-    assert f"{out / 'extra.yaml'}: not rendered any more" in err
+    assert f"{display_path(out / 'extra.yaml')}: not rendered any more" in err
     assert "\033[" not in err
 
     code, stdout, _ = cli("render", cluster, "--out", str(out), "--check", "-o", "json")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from renderer import output
+from renderer.output import guard
 from tests.conftest import REPO
 
 HEAD = ("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
@@ -210,7 +211,7 @@ def test_check_reports_an_oversized_file_without_diffing_it(tree: Path) -> None:
 
 def test_a_run_killed_before_its_mark_leaves_nothing_after_the_next_run(tree: Path) -> None:
     assert cozy("render", "clusters/c1", "--out", "rendered/c1", cwd=tree).returncode == 0
-    (tree / "rendered" / f".c1{output._STAGING}4242-early").mkdir()  # mkdtemp done, killed before the mark
+    (tree / "rendered" / f".c1{guard._STAGING}4242-early").mkdir()  # mkdtemp done, killed before the mark
     assert cozy("render", "clusters/c1", "--out", "rendered/c1", cwd=tree).returncode == 0
     assert [p.name for p in (tree / "rendered").iterdir()] == ["c1"]
 
