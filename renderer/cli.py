@@ -398,7 +398,8 @@ def cmp_parameters() -> int:
 @click.option("--fail-on-new-errors", is_flag=True,
               help="With --base: exit 1 only when the change introduces error findings.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds for all requests to one cluster, retries included (default: 60).")
+              help="One deadline in seconds for the whole command from its start: the render, every cluster, "
+                   "request and retry (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters diffed at once with --all (default: 4).")
 @click.option("--delivery", type=click.Choice(["argocd", "flux"]),
               help="What the cluster receives: argocd (cmp generate's output, the default) or flux (render --out's, "
@@ -626,7 +627,8 @@ _add_examples(main)  # EXAMPLES already names the two commands above
 @click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds for all requests to one cluster, retries included (default: 60).")
+              help="One deadline in seconds for the whole command from its start: the render, every cluster, "
+                   "request and retry (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters read at once with --all (default: 4).")
 @shared("variants", "root")
 @runs

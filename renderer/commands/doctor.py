@@ -5,18 +5,18 @@ Same client, contexts, timeouts and exit conventions as ``diff``: 0 the route is
 allowed), 1 a documented failure was found, >1 the cluster could not be read or is another cluster's
 (3: DIFF-LIVE, DIFF-TIMEOUT, DIFF-CLIENT, DIFF-CONTEXT) or bad usage (2). Every report names the
 context and API server it read; every finding and error names its cluster.
-With ``--all`` clusters are read at most ``--concurrency`` at a time, each under its own deadline.
+With ``--all`` clusters are read at most ``--concurrency`` at a time; one deadline (``--timeout``, from
+the command's start) covers the render and every cluster, as diff's does.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from renderer import report as reporting
 from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.fanout import Deadline, Job, fan_out
 from renderer.requests import DoctorRequest
 
 
@@ -27,9 +27,10 @@ def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
     _check_usage(request)
     _require_client()
 
+    deadline = Deadline.for_command(request.timeout)  # as diff's: the render, every cluster and request
     results = _render(request)
-    jobs = [_job(request, result) for result in results]
-    outcomes, failures = _run_bounded(request, jobs)
+    jobs = [_job(request, result, deadline) for result in results]
+    outcomes, failures = _run_bounded(request, jobs, deadline)
     findings = [f for _, f in failures]
     if failures and not outcomes:
         raise RenderError(findings, EXIT_INPUT)  # nothing was read: nothing on stdout
@@ -75,7 +76,7 @@ def _render(request: DoctorRequest) -> list[Any]:
     return done.results
 
 
-def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:
+def _job(request: DoctorRequest, result: Any, deadline: Any) -> Job:
     from renderer.doctor.route import NONE, route_of
 
     name = result.overlay.name
@@ -83,9 +84,9 @@ def _job(request: DoctorRequest, result: Any) -> tuple[str, Callable[[], Any]]:
     if route.name == NONE:
         # No GPU route: nothing to check, so no connection (an --all tree need not have a context
         # for every cluster without GPUs).
-        return name, lambda: _nothing_to_check(name, route)
+        return Job(name, lambda: _nothing_to_check(name, route))
     context = request.context or result.overlay.get("live", "context")
-    return name, lambda: _doctor_cluster(request, name, route, context)
+    return Job(name, lambda: _doctor_cluster(request, name, route, context, deadline))
 
 
 def _nothing_to_check(cluster: str, route: Any) -> Any:
@@ -95,18 +96,14 @@ def _nothing_to_check(cluster: str, route: Any) -> Any:
     return report.outcome(cluster, route, LiveState({}, [], [], [], [], [], {}, []), [])
 
 
-def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: str | None) -> Any:
-    from renderer.diff import DiffRequest, _cluster_source
+def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: str | None, deadline: Any) -> Any:
+    from renderer.diff.live import connect
     from renderer.doctor import report
     from renderer.doctor.checks import diagnose
     from renderer.doctor.live import read_state
 
     # diff's connection: the same kubeconfig and context choice, deadline and retries.
-    connection = DiffRequest(request.path, all_clusters=request.all_clusters, kubeconfig=request.kubeconfig,
-                             context=request.context, timeout=request.timeout)
-    from renderer.diff.live import Deadline
-
-    source = _cluster_source(connection, cluster, context, Deadline(request.timeout))
+    source = connect(cluster, request.kubeconfig, context, deadline, fleet=request.all_clusters)
     try:
         state = read_state(source, route, cluster)
         # every run names what it read (issue 32 item 2): the context and the API server, shown
@@ -117,47 +114,12 @@ def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: s
         source.close()
 
 
-def _run_bounded(request: DoctorRequest,
-                 jobs: list[tuple[str, Callable[[], Any]]]) -> tuple[list[Any], list[tuple[str, Finding]]]:
-    """At most ``concurrency`` clusters at once, each in a daemon thread (a request stuck past the
-    deadline cannot keep the process alive); results in cluster order."""
-    results: dict[int, Any] = {}
-    errors: dict[int, list[Finding]] = {}
-    crashed: list[BaseException] = []
-    lock = threading.Lock()
-    slots = threading.Semaphore(request.concurrency)
-    threads: list[tuple[int, threading.Thread]] = []
-
-    def work(i: int, body: Callable[[], Any]) -> None:
-        try:
-            value = body()
-            with lock:
-                results[i] = value
-        except RenderError as exc:
-            with lock:
-                errors[i] = exc.findings
-        except BaseException as exc:  # noqa: BLE001 - a bug: re-raised in the main thread (exit 4)
-            with lock:
-                crashed.append(exc)
-        finally:
-            slots.release()
-
-    for i, (cluster, body) in enumerate(jobs):
-        slots.acquire(timeout=request.timeout + 5.0)
-        thread = threading.Thread(target=work, args=(i, body), name=f"doctor-{cluster}", daemon=True)
-        thread.start()
-        threads.append((i, thread))
-    for i, thread in threads:
-        thread.join(request.timeout + 5.0)
-        if thread.is_alive():
-            with lock:
-                errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i][0]}: no answer within "
-                                              f"--timeout {request.timeout:g}s")])
-    if crashed:
-        raise crashed[0]
-    with lock:
-        return ([results[i] for i in sorted(results) if i not in errors],
-                [(jobs[i][0], f) for i in sorted(errors) for f in errors[i]])  # each error names its cluster
+def _run_bounded(request: DoctorRequest, jobs: list[Job], deadline: Any) -> \
+        tuple[list[Any], list[tuple[str, Finding]]]:
+    """Every cluster's outcome, and each failure with its cluster, in cluster order (``renderer.fanout``:
+    at most ``--concurrency`` at once, under the run's one deadline)."""
+    done = fan_out(jobs, request.concurrency, deadline)
+    return [d.value for d in done if not d.failures], [(d.name, f) for d in done for f in d.failures]
 
 
 @reporting.reporter("doctor", "json")

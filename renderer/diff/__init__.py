@@ -12,7 +12,6 @@ state or a PLT-11 patch target missing; 2: usage).
 from __future__ import annotations
 
 import sys
-import threading
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
@@ -29,10 +28,10 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if request.snapshot is None and request.against is None:
         _require_client()
     from renderer.diff import report
-    from renderer.diff.live import Deadline
+    from renderer.fanout import Deadline
 
     # One deadline for the whole diff: start-up, render, every cluster and request.
-    deadline = Deadline(request.timeout, since_process_start=_is_the_command())
+    deadline = Deadline.for_command(request.timeout)
     clusters = _render(request)
     jobs = [_job(request, result) for result in clusters]
     outcomes, failures = _run_jobs(request, jobs, err, deadline)
@@ -62,14 +61,6 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if different and not request.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
-
-
-def _is_the_command() -> bool:
-    """Whether this process is the cozy-render command itself (not a test or a library caller, whose
-    process started long before the diff)."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return Path(sys.argv[0]).name == "cozy-render" or getattr(spec, "name", "") == "renderer.__main__"
 
 
 def _check_usage(request: DiffRequest) -> None:
@@ -217,7 +208,7 @@ def _job(request: DiffRequest, result: Any) -> _Job:
                     lambda _deadline: _offline_source(folder, name, request.all_clusters, against),
                     against, compare.patch_target_notes(result))
     context = request.context or result.overlay.get("live", "context")
-    return _Job(name, desired, ignores, lambda deadline: _cluster_source(request, name, context, deadline), False,
+    return _Job(name, desired, ignores, lambda deadline: _connect(request, name, context, deadline), False,
                 compare.patch_target_notes(result))
 
 
@@ -246,23 +237,11 @@ def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool
     return SnapshotSource(load_snapshot(path, against=against), f"{'--against' if against else '--snapshot'} {path}")
 
 
-def _cluster_source(request: DiffRequest, cluster: str, context: str | None, deadline: Any) -> Any:
-    from renderer.diff.live import ClusterSource, contexts, kubeconfig_path
+def _connect(request: DiffRequest, cluster: str, context: str | None, deadline: Any) -> Any:
+    from renderer.diff.live import connect
 
-    kubeconfig = kubeconfig_path(request.kubeconfig)
-    if kubeconfig is not None:
-        names, current = contexts(kubeconfig)
-        if context is None:
-            # One cluster: its own context if the kubeconfig has one, else the current context.
-            # --all: always the cluster's own (a fleet diff must never hit one cluster twice).
-            context = cluster if (cluster in names or request.all_clusters) else current
-        if context is None:
-            raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no current context and "
-                                       f"none named {cluster!r}; pass --context")], EXIT_INPUT)
-        if context not in names:
-            raise RenderError([Finding("DIFF-CLIENT", f"{cluster}: kubeconfig {kubeconfig} has no context "
-                                       f"{context!r} (set live.context in the overlay, or --context)")], EXIT_INPUT)
-    return ClusterSource(kubeconfig, context, deadline, request.field_manager)
+    return connect(cluster, request.kubeconfig, context, deadline, fleet=request.all_clusters,
+                   field_manager=request.field_manager)
 
 
 def _diff_cluster(request: DiffRequest, job: _Job, deadline: Any = None) -> Any:
@@ -302,87 +281,31 @@ def _describe(source: Any) -> str:
     return str(getattr(source, "origin", "a snapshot"))
 
 
-# How far past --timeout the main thread waits for a job to report its own DIFF-TIMEOUT before it
-# reports one itself: 5 % of the deadline, at most half a second (issue 18 item 8: within 10 %).
-GRACE_FRACTION, GRACE_MAX = 0.05, 0.5
-
-
 def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any = None) -> \
         tuple[list[Any], list[Finding]]:
-    """Clusters at most ``concurrency`` at a time, each in a daemon thread so that a request stuck
-    past the deadline cannot keep the process alive; results in cluster order. One deadline covers the
-    whole diff (every cluster, request and retry); at the deadline, helper processes the jobs started
-    (kubeconfig exec plugins) are killed."""
-    import time
+    """Every cluster's outcome and failures, in cluster order. Offline sources are read one after the
+    other; live clusters through ``renderer.fanout`` (at most ``--concurrency`` at once, one deadline
+    for the whole diff: every cluster, request and retry)."""
+    import functools
 
-    from renderer.diff.live import Deadline
+    from renderer.fanout import Deadline, Job, fan_out
 
-    offline = request.snapshot is not None or request.against is not None
-    results: dict[int, Any] = {}
-    errors: dict[int, list[Finding]] = {}
-    if offline:
-        for i, job in enumerate(jobs):
+    if request.snapshot is not None or request.against is not None:
+        outcomes, failures = [], []
+        for job in jobs:
             try:
-                results[i] = _diff_cluster(request, job)
+                outcomes.append(_diff_cluster(request, job))
             except RenderError as exc:
-                errors[i] = exc.findings
-        return [results[i] for i in sorted(results)], [f for i in sorted(errors) for f in errors[i]]
+                failures.extend(exc.findings)
+        return outcomes, failures
     deadline = deadline if deadline is not None else Deadline(request.timeout)
-    from renderer.childproc import adopt_orphans
-
-    adopt_orphans()  # an exec plugin that forks and exits leaves its child to us, to be ended with the rest
     progress = _Progress(err, len(jobs))
-    slots = threading.Semaphore(request.concurrency)
-    lock = threading.Lock()
-    threads: list[tuple[int, threading.Thread]] = []
-    crashed: list[BaseException] = []
-
-    def work(i: int, job: _Job) -> None:
-        try:
-            outcome = _diff_cluster(request, job, deadline)
-            with lock:
-                results[i] = outcome
-        except RenderError as exc:
-            with lock:
-                errors[i] = exc.findings
-        except BaseException as exc:  # noqa: BLE001 - a bug: re-raised in the main thread (exit 4)
-            with lock:
-                crashed.append(exc)
-        finally:
-            slots.release()
-            with lock:
-                progress.step(job.cluster)
-
-    end = deadline.end + min(GRACE_MAX, GRACE_FRACTION * request.timeout)
-    for i, job in enumerate(jobs):
-        if not slots.acquire(timeout=max(0.0, end - time.monotonic())):
-            break  # the deadline passed while earlier clusters ran: the rest are timeouts below
-        thread = threading.Thread(target=work, args=(i, job), name=f"diff-{job.cluster}", daemon=True)
-        thread.start()
-        threads.append((i, thread))
-    started = {i for i, _ in threads}
-    for _i, thread in threads:
-        thread.join(max(0.0, end - time.monotonic()))
-    late = [i for i, thread in threads if thread.is_alive()] + [i for i in range(len(jobs)) if i not in started]
-    if late:
-        _end_helpers()
-    with lock:
-        for i in late:
-            errors.setdefault(i, [Finding("DIFF-TIMEOUT", f"{jobs[i].cluster}: no answer within "
-                                          f"--timeout {request.timeout:g}s")])
+    try:
+        done = fan_out([Job(job.cluster, functools.partial(_diff_cluster, request, job, deadline)) for job in jobs],
+                       request.concurrency, deadline, progress.step)
+    finally:
         progress.clear()
-        if crashed:
-            raise crashed[0]
-        return [results[i] for i in sorted(results) if i not in errors], \
-            [f for i in sorted(errors) for f in errors[i]]
-
-
-def _end_helpers() -> None:
-    """Kill the processes a stuck job started (kubeconfig exec plugins, and whatever they forked): they
-    must not outlive a diff that gave up on them."""
-    from renderer.childproc import end_descendants
-
-    end_descendants()
+    return [d.value for d in done if not d.failures], [f for d in done for f in d.failures]
 
 
 class _Progress:
@@ -404,6 +327,7 @@ class _Progress:
         if self.on:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+        self.on = False  # a job still running past the deadline writes nothing after the report
 
 
 def _external_diff() -> str | None:

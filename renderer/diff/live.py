@@ -22,6 +22,7 @@ from urllib.parse import quote, urlencode
 
 from renderer.diff.compare import CLUSTER_LABEL, Key, key_of, ref
 from renderer.errors import EXIT_INPUT, Finding, Location, RenderError
+from renderer.fanout import Deadline
 from renderer.model import PACKAGE_API
 
 Obj = dict[str, Any]
@@ -300,28 +301,6 @@ RETRIES = 3  # attempts per request, for 429/5xx and dropped connections; all un
 BACKOFF = 0.2  # seconds, doubled per attempt
 
 
-class Deadline:
-    def __init__(self, seconds: float, *, since_process_start: bool = False) -> None:
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds - (_process_age() if since_process_start else 0.0)
-
-    def remaining(self) -> float:
-        return self.end - time.monotonic()
-
-
-def _process_age() -> float:
-    """Seconds since this process started (Linux ``/proc``; elsewhere 0): the interpreter's start-up
-    and imports count against ``--timeout`` too."""
-    try:
-        with open("/proc/self/stat", encoding="ascii") as handle:
-            started = int(handle.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
-        with open("/proc/uptime", encoding="ascii") as handle:
-            uptime = float(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return max(0.0, min(uptime - started, 60.0))
-
-
 def kubeconfig_path(explicit: Path | None) -> str | None:
     if explicit is not None:
         return str(explicit)
@@ -343,6 +322,27 @@ def contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
     except Exception as exc:  # noqa: BLE001 - the client raises bare Exceptions and ConfigExceptions here
         raise _error("DIFF-CLIENT", f"cannot read kubeconfig {kubeconfig}: {exc}") from None
     return [c["name"] for c in found or []], (current or {}).get("name")
+
+
+def connect(cluster: str, kubeconfig: Path | None, context: str | None, deadline: Deadline, *,
+            fleet: bool = False, field_manager: str = "cozy-render") -> ClusterSource:
+    """The connection to one cluster, as ``diff`` and ``doctor`` choose it: ``kubeconfig`` as given, else
+    KUBECONFIG, ``~/.kube/config`` or the in-cluster service account; ``context`` as given (``--context``
+    or the overlay's ``live.context``), else the cluster's own context when the kubeconfig has one, else
+    the current context. A fleet (``fleet``, ``--all``) always takes the cluster's own: it must never
+    read one cluster twice."""
+    path = kubeconfig_path(kubeconfig)
+    if path is not None:
+        names, current = contexts(path)
+        if context is None:
+            context = cluster if (cluster in names or fleet) else current
+        if context is None:
+            raise _error("DIFF-CLIENT", f"{cluster}: kubeconfig {path} has no current context and "
+                         f"none named {cluster!r}; pass --context")
+        if context not in names:
+            raise _error("DIFF-CLIENT", f"{cluster}: kubeconfig {path} has no context "
+                         f"{context!r} (set live.context in the overlay, or --context)")
+    return ClusterSource(path, context, deadline, field_manager)
 
 
 def client_parts() -> tuple[Any, Any, Any]:
