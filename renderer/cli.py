@@ -46,15 +46,18 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                            shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete)),
     "verbose": click.option("-v", "--verbose", is_flag=True,
                             help="With --all on a terminal: print every warning line, not one per distinct warning."),
-    "chart": click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]), default="model",
-                          show_default=True,
-                          help="Who says what the platform chart renders: the built-in model, the real chart "
-                               "through helm (fails without one), or helm when --helm or PATH has one."),
+    "chart": click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]),
+                          help="Who says what the platform chart renders: the built-in model (the default; "
+                               "helm when --helm names a binary), the real chart through helm (fails without "
+                               "one), or helm when PATH has one."),
     "jobs": click.option("--jobs", "-j", "jobs", type=click.IntRange(min=0), default=0, metavar="N",
                          help="With --all: worker processes (default 0: the cores available). Output and "
                               "findings are the same as with --jobs 1."),
     "helm": click.option("--helm", "helm", metavar="PATH",
                          help="The helm binary for --chart helm/auto (default: helm on PATH)."),
+    "shard": click.option("--shard", "shard", metavar="K/N",
+                          help="With --all: only shard K of N of the fleet (by a hash of each cluster's path), "
+                               "for a CI matrix; `cozy-render merge` joins the shards' -o json reports."),
 }
 
 
@@ -122,7 +125,7 @@ def main() -> None:
               help="PATH is an overlay tree: render every clusters/*/cluster.yaml (with --out: one folder each).")
 @click.option("--check", "check_only", is_flag=True,
               help="With --out: write nothing, exit 1 if the folder is not what a render would write.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "jobs")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "jobs", "shard", "chart", "helm")
 @runs
 def render(**options: Any) -> int:
     """Render the cluster at PATH (a cluster folder or its cluster.yaml)."""
@@ -130,7 +133,8 @@ def render(**options: Any) -> int:
     from renderer.requests import RenderRequest
 
     _needs_out(options["check_only"], options["out"])
-    if options["fmt"] is not None and options["out"] is not None and not options["check_only"]:  # --check -o json
+    if options["fmt"] is not None and options["out"] is not None and not options["check_only"] \
+            and not (options["fmt"] == "json" and options["shard"] is not None):  # --check, --shard: -o json
         raise click.UsageError("-o/--output picks the stdout format; --out writes YAML files: use one of them")
     if options["annotate"] and options["out"] is not None:
         raise click.UsageError("--annotate prints a stream; it cannot be combined with --out")
@@ -143,7 +147,8 @@ def render(**options: Any) -> int:
               show_default=True,
               help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
-@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "chart", "helm", "jobs")
+@shared("variants", "root", "strict", "kubernetes_version", "validator", "verbose", "chart", "helm", "jobs",
+        "shard")
 @runs
 def check(**options: Any) -> int:
     """Render, validate output schemas and run every rule; report findings (exit 1 on errors,
@@ -415,7 +420,7 @@ def cmp_parameters() -> int:
 @click.option("--chart", "chart", type=click.Choice(["model", "helm", "auto"]),
               help="With --base: who says what the platform chart renders, as for check (default: model, "
                    "never helm; helm: the real chart, fails without one; auto: helm when --helm or PATH has one).")
-@shared("variants", "root", "kubernetes_version")
+@shared("variants", "root", "kubernetes_version", "shard")
 @runs
 def diff(**options: Any) -> int:
     """Show what syncing the render of PATH would change on the live cluster, or with --base what a change
@@ -424,10 +429,16 @@ def diff(**options: Any) -> int:
 
     base, head, fail_on_new_errors = options.pop("base"), options.pop("head"), options.pop("fail_on_new_errors")
     chart = options.pop("chart")
+    shard = options.pop("shard")
+    if shard is not None and base is None:
+        from renderer.errors import EXIT_USAGE, Finding, RenderError
+
+        raise RenderError([Finding("CLI-SHARD", "--shard splits the review of a fleet: give --base REV --all")],
+                          EXIT_USAGE)
     if base is not None or head is not None or fail_on_new_errors:
         from renderer import preview
 
-        return preview.run_options(base, head, fail_on_new_errors, {**options, "chart": chart})
+        return preview.run_options(base, head, fail_on_new_errors, {**options, "chart": chart, "shard": shard})
     if chart is not None:
         raise click.UsageError("--chart judges the platform chart in a review: give --base REV")
     if options.get("output") == "markdown":
@@ -461,7 +472,7 @@ def inputs(**options: Any) -> int:
               help="Column to sort by (counts sort largest first).")
 @click.option("--errors", "errors_only", is_flag=True,
               help="Only clusters with errors (exit 1 when there are any).")
-@shared("variants", "root", "jobs")
+@shared("variants", "root", "jobs", "shard")
 @runs
 def ls(**options: Any) -> int:
     """One row per cluster of the overlay tree at PATH: host OS, platform variant and version, GPU
@@ -470,6 +481,20 @@ def ls(**options: Any) -> int:
     from renderer.requests import LsRequest
 
     return command.run(LsRequest(**options))
+
+
+@main.command()
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "table", "json", "github", "markdown"]),
+              help="Any format the sharded command prints (default: its own default).")
+@runs
+def merge(**options: Any) -> int:
+    """Join the -o json reports of a run's shards (--shard 1/N ... N/N) into the report one run over the
+    whole fleet prints, with its exit code."""
+    from renderer.commands import merge as command
+    from renderer.requests import MergeRequest
+
+    return command.run(MergeRequest(**options))
 
 
 @main.command()
@@ -570,6 +595,8 @@ EXAMPLES: dict[str, list[str]] = {
                   "cozy-render effective overlays --all -o json"],
     "platforms": ["cozy-render platforms"],
     "inputs": ["cozy-render inputs overlays/clusters/vgpu-apt-01", "cozy-render inputs overlays --all -o json"],
+    "merge": ["cozy-render check overlays --all --shard 1/2 -o json > s1.json && cozy-render check overlays --all "
+              "--shard 2/2 -o json > s2.json && cozy-render merge s1.json s2.json -o github"],
     "completion": ['eval "$(cozy-render completion bash)"',
                    "cozy-render completion fish > ~/.config/fish/completions/cozy-render.fish"],
 }
@@ -593,13 +620,13 @@ _add_examples(main)
 @shared("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json", "table"]), default="yaml",
               show_default=True, help="yaml: the Packages as a stream; json: with origin and components; table.")
-@click.option("--helm", "helm", metavar="PATH", help="helm binary (default: helm on PATH).")
 @click.option("--platform-chart", "platform_chart", type=click.Path(file_okay=False, path_type=Path),
               help="A copy of Cozystack's packages/core/platform/ to use instead of the vendored version.")
-@shared("all_clusters", "jobs", "variants", "root")
+@shared("chart", "helm", "all_clusters", "jobs", "variants", "root")
 @runs
 def effective(**options: Any) -> int:
-    """Every Package the cluster will have: the real platform chart's, with cozy-render's own on top."""
+    """Every Package the cluster will have: the platform chart's (as --chart judges it), with cozy-render's
+    own on top."""
     from renderer.commands.effective import EffectiveRequest, run
 
     return run(EffectiveRequest(**options))
@@ -630,7 +657,7 @@ _add_examples(main)  # EXAMPLES already names the two commands above
               help="One deadline in seconds for the whole command from its start: the render, every cluster, "
                    "request and retry (default: 60).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Clusters read at once with --all (default: 4).")
-@shared("variants", "root")
+@shared("variants", "root", "shard")
 @runs
 def doctor(**options: Any) -> int:
     """Check the GPU route of PATH on the live cluster (read-only): name each documented failure, its

@@ -143,7 +143,8 @@ CODES: list[Code] = [
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
 CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.output.flux",
                                  "renderer.commands.init", "renderer.output.codes", "renderer.effective",
-                                 "renderer.doctor.codes", "renderer.preview.codes", "renderer.daemon.codes")
+                                 "renderer.doctor.codes", "renderer.preview.codes", "renderer.daemon.codes",
+                                 "renderer.shard")
 
 assert all(c.severity in (ERROR, WARNING) for c in CODES)
 

@@ -1,14 +1,15 @@
 """The pipeline: load -> merge -> resolve -> emit -> check, for one cluster or a whole tree.
 
 ``run(path, options)`` is the one place a run is composed: ``--all`` discovery, the stages for each
-cluster, refusal, ``--strict``, sorting, and the exit class. Every command calls it (or ``render``,
-its one-cluster form); what differs between a terminal and a pipe is only how the caller presents
+cluster, refusal, ``--strict``, sorting, and the exit class. Every command calls it, for one cluster
+or a fleet; a caller that needs one cluster's render takes ``Run.one()``, which refuses exactly as
+``Run.exit_code`` decides. What differs between a terminal and a pipe is only how the caller presents
 the ``Run`` it gets back (progress comes through an observer ``run`` calls once per cluster).
 
 Stages: ``renderer.load.overlay`` loads and merges the layers, ``renderer.resolve`` turns the merged
 overlay and the variant data into a plan, ``renderer.emit`` writes the objects, and
-``renderer.check`` judges them (``check_stage``). ``renderer.output`` serialises the result. Never
-prints or exits.
+``renderer.check.check`` judges them. ``renderer.output`` serialises the result. Never prints or
+exits.
 """
 
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
@@ -20,8 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer import batch
+from renderer.check import check
 from renderer.emit import RenderResult, emit
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, WARNING, Finding, Location, RenderError
+from renderer.errors import (
+    ERROR,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    WARNING,
+    Finding,
+    Location,
+    RenderError,
+    sorted_findings,
+)
 from renderer.load.overlay import load_overlay
 from renderer.load.variants import Variants
 from renderer.resolve import resolve
@@ -43,6 +55,8 @@ class Options(NamedTuple):
     chart: "ChartChoice | None" = None  # who says what the platform chart renders; None: the built-in model
     flux: bool = False  # the Flux delivery checks (FLUX-SUBST), part of `check`
     jobs: int = 1  # worker processes for a fleet (``run`` with a ``keep``); output is the same as serial
+    platform_chart: Path | None = None  # --platform-chart DIR: it answers any platform.version (no PLT-VERSION)
+    shard: Any = None  # --shard K/N (``renderer.shard.Shard``): with --all, only this part of the fleet
 
 
 class ClusterRun(NamedTuple):
@@ -90,6 +104,14 @@ class Run(NamedTuple):
         others' warnings alike, so a pipe says what a terminal shows)."""
         return [f for c in self.clusters for f in c.findings]
 
+    def one(self) -> RenderResult:
+        """The render of a one-cluster run. Refused (RenderError with the run's exit code) when the
+        input was, or, for a rendering run (``refuse``), when ``exit_code`` fails it: the one refusal rule."""
+        (cluster,) = self.clusters
+        if cluster.result is None or (self.options.refuse and self.exit_code != EXIT_OK):
+            raise RenderError(self.failures(), self.exit_code)
+        return cluster.result
+
 
 def failing(findings: list[Finding], strict: bool) -> list[Finding]:
     """The findings that fail a run: errors, and with ``--strict`` warnings too (the one strict rule)."""
@@ -110,58 +132,59 @@ def run(path: Path, options: Options | None = None, *, all_clusters: bool = Fals
     only a run with a ``keep`` may use ``options.jobs`` worker processes, which then send back the
     projection instead of the whole render, in the same order, so the caller sees the same run.
     """
-    global _SHARED_VARIANTS
     options = options or Options()
     paths = cluster_paths(path, all_clusters)
+    if options.shard is not None:  # an empty shard is a run of no clusters, not an error
+        from renderer import shard
+
+        paths = shard.select(paths, options.shard)
+    # Every cluster of one run reads the same shipped files and --variants folder: they are read (and
+    # the shipped ones checked against the bundle) once per run, not once per cluster.
+    work = Work(options, keep, _shared_variants(options) if len(paths) > 1 else None)
     clusters = []
-    _SHARED_VARIANTS = _shared_variants(options) if len(paths) > 1 else None
-    try:
-        jobs = min(options.jobs, len(paths) // _PER_WORKER) if keep is not None and _can_fork() else 1
-        if jobs > 1 and _helm(options) is None:
-            # The first cluster here: the imports, compiled validators, chart model and shared layers it
-            # loads are then inherited by every worker instead of being loaded again in each. (With the
-            # real chart the first chunk's helm batch is the workers' own: nothing is rendered twice.)
-            done: Iterable[ClusterRun] = itertools.chain([run_cluster(paths[0], options, keep)],
-                                                         _parallel(paths[1:], options, keep, jobs))
-        elif jobs > 1:
-            done = _parallel(paths, options, keep, jobs)
-        else:
-            done = _serial(paths, options, keep)
-        for cluster in done:
-            clusters.append(cluster)
-            if observer is not None:
-                observer(cluster)
-    finally:
-        _SHARED_VARIANTS = None
+    jobs = min(options.jobs, len(paths) // _PER_WORKER) if keep is not None and _can_fork() else 1
+    if jobs > 1 and _helm(options) is None:
+        # The first cluster here: the imports, compiled validators, chart model and shared layers it
+        # loads are then inherited by every worker instead of being loaded again in each. (With the
+        # real chart the first chunk's helm batch is the workers' own: nothing is rendered twice.)
+        done: Iterable[ClusterRun] = itertools.chain([run_cluster(paths[0], work)],
+                                                     _parallel(paths[1:], work, jobs))
+    elif jobs > 1:
+        done = _parallel(paths, work, jobs)
+    else:
+        done = _serial(paths, work)
+    for cluster in done:
+        clusters.append(cluster)
+        if observer is not None:
+            observer(cluster)
     return Run(clusters, options)
 
 
-# The variant data of the running fleet: every cluster of one run reads the same shipped files and
-# --variants folder, so they are read (and the shipped ones checked against the bundle) once per run,
-# not once per cluster (issue 24). None outside a run of several clusters.
-_SHARED_VARIANTS: tuple[Path | None, Variants] | None = None
+class Work(NamedTuple):
+    """What every cluster of one run shares: how to render and judge it, what to keep of it, and the
+    variant data read once for the run (None: each cluster reads its own, as a one-cluster run does)."""
+
+    options: Options
+    keep: Keep | None = None
+    variants: Variants | None = None
+
+    def variant_data(self) -> Variants:
+        return self.variants if self.variants is not None else Variants(self.options.variants)
 
 
-def _shared_variants(options: Options) -> tuple[Path | None, Variants] | None:
+def _shared_variants(options: Options) -> Variants | None:
     try:
-        return options.variants, Variants(options.variants)
+        return Variants(options.variants)
     except RenderError:
         return None  # a broken --variants folder: every cluster reports it, as when each reads it
 
 
-def _variants(options: Options) -> Variants:
-    shared = _SHARED_VARIANTS
-    if shared is not None and shared[0] == options.variants:
-        return shared[1]
-    return Variants(options.variants)
-
-
-def _serial(paths: list[Path], options: Options, keep: Keep | None) -> Iterator[ClusterRun]:
-    if _helm(options) is None:
-        yield from (run_cluster(p, options, keep) for p in batch.clusters(paths))  # the collector paused between
+def _serial(paths: list[Path], work: Work) -> Iterator[ClusterRun]:
+    if _helm(work.options) is None:
+        yield from (run_cluster(p, work) for p in batch.clusters(paths))  # the collector paused between
         return
-    for chunk in _chunks(paths, options):
-        yield from run_chunk(chunk, options, keep)
+    for chunk in _chunks(paths, work.options):
+        yield from run_chunk(chunk, work)
 
 
 def _helm(options: Options) -> str | None:
@@ -178,67 +201,69 @@ def _chunks(paths: list[Path], options: Options, size: int = 1) -> list[list[Pat
     return [paths[i:i + size] for i in range(0, len(paths), size)]
 
 
-def run_chunk(paths: list[Path], options: Options, keep: Keep | None = None) -> list[ClusterRun]:
+def run_chunk(paths: list[Path], work: Work) -> list[ClusterRun]:
     """``run_cluster`` over ``paths``, in order. When the real chart judges them (``--chart helm``),
     every cluster is emitted first, then their platform charts are rendered in one go, many clusters to
     a helm process (``chart_check.prefetch``), then each is checked: no cluster is rendered twice."""
-    helm = _helm(options)
+    helm = _helm(work.options)
     if helm is None or len(paths) < 2:
-        return [run_cluster(p, options, keep) for p in batch.clusters(paths)]
+        return [run_cluster(p, work) for p in batch.clusters(paths)]
     from renderer.effective.chart_check import prefetch
 
     staged: list[RenderResult | RenderError] = []
     for cluster_path in batch.clusters(paths):  # the collector paused between
         try:
-            staged.append(_emitted(cluster_path, options))
+            staged.append(_emitted(cluster_path, work))
         except RenderError as exc:
             staged.append(exc)  # refused before a chart render: reported below
-    prefetch(helm, [r for r in staged if not isinstance(r, RenderError)])
-    return [run_cluster(p, options, keep, r) for p, r in batch.clusters(zip(paths, staged, strict=True))]
+    prefetch(helm, [r for r in staged if not isinstance(r, RenderError)], chart=work.options.platform_chart)
+    return [run_cluster(p, work, r) for p, r in batch.clusters(zip(paths, staged, strict=True))]
 
 
-def run_cluster(path: Path, options: Options, keep: Keep | None = None,
-                emitted: RenderResult | RenderError | None = None) -> ClusterRun:
+def run_cluster(path: Path, work: Work, emitted: RenderResult | RenderError | None = None) -> ClusterRun:
+    """Every stage for one cluster: its render, or its refusal, as a ``ClusterRun``."""
     try:
         if isinstance(emitted, RenderError):
             raise emitted
-        result = emitted if emitted is not None else _emitted(path, options)
-        check_stage(result, options)
+        result = emitted if emitted is not None else _emitted(path, work)
+        check(result, work.options)
+        kept = work.keep(result) if work.keep is not None else None
     except RenderError as exc:
         return ClusterRun(path, path.name, None, sorted_findings(exc.findings), exc.exit_code)
-    if keep is None:
+    if work.keep is None:
         return ClusterRun(path, result.overlay.name, result, result.findings, objects=len(result.objects))
-    return ClusterRun(path, result.overlay.name, None, result.findings, objects=len(result.objects),
-                      kept=keep(result))
+    return ClusterRun(path, result.overlay.name, None, result.findings, objects=len(result.objects), kept=kept)
 
 
 # A worker is worth its fork only with a few dozen clusters to render (a render is ~3 ms).
 _PER_WORKER = 32
 _CHUNK = 16
-_WORK: tuple[Options, Keep | None] | None = None  # set in the parent before the fork; workers inherit it
 
 
-def _work(paths: list[Path]) -> list[ClusterRun]:
-    assert _WORK is not None
-    options, keep = _WORK
-    return run_chunk(paths, options, keep)
-
-
-def _parallel(paths: list[Path], options: Options, keep: Keep | None, jobs: int) -> Iterator[ClusterRun]:
+def _parallel(paths: list[Path], work: Work, jobs: int) -> Iterator[ClusterRun]:
     """``run_cluster`` over ``paths`` in ``jobs`` forked workers, yielded in path order."""
     import multiprocessing
 
-    global _WORK
-    _WORK = (options, keep)
     # Chunks of at most 16 clusters, and at least 8 per worker: few round trips, and the last chunk leaves
     # a worker idle for a few dozen milliseconds at most (with the real chart, a helm batch at least).
-    chunks = _chunks(paths, options, max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1)))
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=batch.unwind_on_terminate) as pool:
-            for done in pool.imap(_work, chunks):
-                yield from done
-    finally:
-        _WORK = None
+    chunks = _chunks(paths, work.options, max(1, min(_CHUNK, len(paths) // (jobs * 8) or 1)))
+    # The run's Work reaches each worker through the pool's initializer: a forked worker inherits it
+    # without pickling (``keep`` may be a closure), and the parent holds no run state in a global.
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_start_worker, initargs=(work,)) as pool:
+        for done in pool.imap(_work_chunk, chunks):
+            yield from done
+
+
+_worker_work: list[Work] = []  # in a fleet's worker process only: the Work its pool was started with
+
+
+def _start_worker(work: Work) -> None:
+    batch.unwind_on_terminate()
+    _worker_work[:] = [work]
+
+
+def _work_chunk(paths: list[Path]) -> list[ClusterRun]:
+    return run_chunk(paths, _worker_work[0])
 
 
 def _can_fork() -> bool:
@@ -262,56 +287,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def render_unrefused(path: Path, options: Options) -> RenderResult:
-    """Every stage for one cluster; input errors raise, findings are kept on the result."""
-    result = _emitted(path, options)
-    check_stage(result, options)
-    return result
-
-
-def _emitted(path: Path, options: Options) -> RenderResult:
+def _emitted(path: Path, work: Work) -> RenderResult:
     """Load, resolve and emit (every stage before the check); input errors raise."""
     refuse_tree(path)
-    overlay = load_overlay(path, options.root, extra_vars=options.extra_vars)
-    return emit(resolve(overlay, _variants(options)))
-
-
-def check_stage(result: RenderResult, options: Options) -> None:
-    """Stage 4: the output schemas, the reference rules, the Flux delivery checks (``check``) and the
-    platform chart's own verdict (``--chart helm``), onto ``result.findings``, sorted."""
-    from renderer.check.rules import run_rules
-    from renderer.check.schemas import check_objects
-
-    # output schemas (renderer.check.schemas): kubeconform-compatible, offline
-    result.findings.extend(check_objects(result, kubernetes_version=options.kubernetes_version,
-                                         validator=options.validator))
-    view = None
-    if options.chart is not None and options.chart.mode == "helm":
-        # the real chart is the one answer to "what does the platform render" for every rule
-        from renderer.effective.chart_check import platform_view
-
-        view = platform_view(result, helm=options.chart.helm)
-        result.findings.extend(view.findings)
-    result.findings.extend(run_rules(result, platform=view))
-    if options.flux:
-        from renderer.output import flux
-
-        result.findings.extend(flux.check(result))
-    result.findings[:] = sorted_findings(result.findings)
-
-
-def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
-           extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
-           validator: str = "auto", refuse: bool = True) -> RenderResult:
-    """One cluster through every stage (``run``'s one-cluster form, for callers that need the result).
-
-    With ``refuse`` (the default), raises RenderError when an error-severity finding remains.
-    """
-    options = Options(variants, root, extra_vars, kubernetes_version, validator, refuse=refuse)
-    result = render_unrefused(path, options)
-    if refuse and failing(result.findings, False):
-        raise RenderError(result.findings)
-    return result
+    overlay = load_overlay(path, work.options.root, extra_vars=work.options.extra_vars)
+    return emit(resolve(overlay, work.variant_data()))
 
 
 def cluster_paths(path: Path, all_clusters: bool) -> list[Path]:
@@ -351,25 +331,3 @@ def refuse_tree(path: Path) -> None:
                                                f"(it holds clusters/); render every cluster with --all, or one with "
                                                f"{display_path(path / 'clusters')}/NAME",
                                    Location(display_path(path)))])
-
-
-def sorted_findings(findings: list[Finding]) -> list[Finding]:
-    """Stable order by location; one report per problem.
-
-    A rule and the output schema can both catch one mistake (``spec.values`` is PKG-05 and an
-    additional property of the CRD): the rule's message says what to do, so a SCHEMA finding on a
-    line a rule already reported is dropped.
-    """
-    def key(f: Finding) -> tuple[Any, ...]:
-        loc = f.location or Location("")
-        return (loc.path, loc.line, loc.col, f.code, f.message)
-
-    unique = {(f.code, f.message, f.location, f.severity): f for f in findings}
-    ruled = {(f.location.path, f.location.line) for f in unique.values()
-             if f.location and f.code != SCHEMA_CODE and f.severity == ERROR}
-    kept = [f for f in unique.values()
-            if not (f.code == SCHEMA_CODE and f.location and (f.location.path, f.location.line) in ruled)]
-    return sorted(kept, key=key)
-
-
-SCHEMA_CODE = "SCHEMA"

@@ -32,6 +32,9 @@ class RenderRequest(NamedTuple):
     annotate: bool = False  # a trailing `# file:line` on each value (renderer.emit.provenance)
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
     jobs: int = 0  # --all: worker processes (0: the cores available); output is the same as serial
+    shard: str | None = None  # --shard K/N with --all: this runner's part of the fleet (renderer.shard)
+    chart: str | None = None  # who judges the platform chart in the check stage: model | helm | auto
+    helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
 
 
 class CheckRequest(NamedTuple):
@@ -44,9 +47,10 @@ class CheckRequest(NamedTuple):
     kubernetes_version: str | None = None
     validator: str = "auto"
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
-    chart: str = "model"  # model | helm | auto: who says what the platform chart renders (renderer.effective.choice)
+    chart: str | None = None  # model | helm | auto: who says what the platform chart renders (renderer.effective.choice)
     helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
     jobs: int = 0  # --all: worker processes (0: the cores available); findings are the same as serial
+    shard: str | None = None  # --shard K/N with --all: this runner's part of the fleet (renderer.shard)
 
 
 class CmpGenerateRequest(NamedTuple):
@@ -102,6 +106,7 @@ class LsRequest(NamedTuple):
     variants: Path | None = None
     root: Path | None = None
     jobs: int = 0  # worker processes (0: the cores available)
+    shard: str | None = None  # --shard K/N: this runner's part of the fleet (renderer.shard)
 
 
 class RulesRequest(NamedTuple):
@@ -166,7 +171,8 @@ class EffectiveRequest(NamedTuple):
     variants: Path | None = None
     root: Path | None = None
     all_clusters: bool = False  # PATH is a tree: what a loop over its clusters prints
-    jobs: int = 0  # helm processes side by side with --all (0: the cores available)
+    jobs: int = 0  # worker processes with --all (0: the cores available)
+    chart: str | None = None  # who says what the platform chart renders: model | helm | auto
 
 
 def cache_fields(request: NamedTuple) -> list[str]:
@@ -186,3 +192,11 @@ class DoctorRequest(NamedTuple):
     output: str = "text"  # text | json
     timeout: float = 60.0  # seconds per cluster, every request and retry included (as diff)
     concurrency: int = 4  # clusters read at once with --all (as diff)
+    shard: str | None = None  # --shard K/N with --all: this runner's part of the fleet (renderer.shard)
+
+
+class MergeRequest(NamedTuple):
+    """``cozy-render merge``: the ``-o json`` reports of a run's shards (``--shard K/N``), joined."""
+
+    reports: tuple[Path, ...]
+    fmt: str | None = None  # None: the command's own default format

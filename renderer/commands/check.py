@@ -17,18 +17,26 @@ def _nothing(_result: Any) -> None:
 
 
 def run(req: CheckRequest) -> int:
+    from renderer import shard
     from renderer.commands import fleet
     from renderer.effective.choice import choose
     from renderer.pipeline import Options, jobs_for
 
+    part = shard.requested(req.shard, req.all_clusters)
     chart = choose(req.chart, req.helm)
     options = Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
-                      refuse=False, chart=chart, flux=True, jobs=jobs_for(req.jobs))
+                      refuse=False, chart=chart, flux=True, jobs=jobs_for(req.jobs), shard=part)
     watched = req.all_clusters and req.fmt == "text" and fleet.watching()
     # only the findings and counts are reported, so workers send back nothing else (keep)
     done, seconds = fleet.run_watched(req.path, options, all_clusters=req.all_clusters, watched=watched,
                                       label="checking", keep=_nothing)
-    report.show("findings", req.fmt, report.FindingsReport(
-        done.tagged(), chart, len(done.clusters), sum(c.objects for c in done.clusters), done.exit_code,
-        watched, req.verbose, seconds))
+    findings = report.FindingsReport(done.tagged(), chart, len(done.clusters), sum(c.objects for c in done.clusters),
+                                     done.exit_code, watched, req.verbose, seconds)
+    if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
+        from renderer.commands import sharded
+
+        ran = [(c.path, c.name) for c in done.clusters]
+        sharded.show_json("findings", findings, sharded.section(part, "check", req, ran))
+    else:
+        report.show("findings", req.fmt, findings)
     return done.exit_code

@@ -56,7 +56,9 @@ def run_watched(path: Path, options: Options, *, all_clusters: bool, watched: bo
     if not watched:
         started = time.monotonic()
         return pipeline.run(path, options, all_clusters=all_clusters, keep=keep), time.monotonic() - started
-    total = len(pipeline.cluster_paths(path, all_clusters))
+    from renderer import shard
+
+    total = len(shard.select(pipeline.cluster_paths(path, all_clusters), options.shard))
     progress = Progress(total, label)
     try:
         done = pipeline.run(path, options, all_clusters=all_clusters, observer=progress, keep=keep)

@@ -60,19 +60,29 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(req: LsRequest) -> int:
+    from renderer import shard
     from renderer.commands import fleet
     from renderer.pipeline import Options, jobs_for
 
-    options = Options(req.variants, req.root, refuse=False, jobs=jobs_for(req.jobs))
+    part = shard.requested(req.shard, True)
+    options = Options(req.variants, req.root, refuse=False, jobs=jobs_for(req.jobs), shard=part)
     done, _ = fleet.run_watched(req.path, options, all_clusters=True, watched=fleet.watching(), label="listing",
                                 keep=described)
-    rows = [row(c) for c in done.clusters]
-    numeric = req.sort in _NUMERIC
-    rows.sort(key=lambda r: (-r[req.sort] if numeric else str(r[req.sort]), r["name"]))
-    if req.errors_only:
-        rows = [r for r in rows if r["errors"]]
-    report.show("clusters", req.fmt, rows)
+    rows = shown([row(c) for c in done.clusters], req.sort, req.errors_only)
+    if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
+        from renderer.commands import sharded
+
+        sharded.show_json("clusters", rows, sharded.section(part, "ls", req, [(c.path, c.name) for c in done.clusters]))
+    else:
+        report.show("clusters", req.fmt, rows)
     return EXIT_FINDINGS if req.errors_only and rows else EXIT_OK
+
+
+def shown(rows: list[dict[str, Any]], sort: str, errors_only: bool) -> list[dict[str, Any]]:
+    """The rows in ``--sort`` order (then by name), only those with errors with ``--errors``."""
+    numeric = sort in _NUMERIC
+    rows = sorted(rows, key=lambda r: (-r[sort] if numeric else str(r[sort]), r["name"]))
+    return [r for r in rows if r["errors"]] if errors_only else rows
 
 
 @report.reporter("clusters", "json")

@@ -15,7 +15,8 @@ _OTHER: dict[str, Any] = {"path": Path("elsewhere"), "fmt": "json", "out": Path(
                           "check_only": True, "variants": Path("v"), "root": Path("r"), "strict": True,
                           "kubernetes_version": "1.30", "validator": "builtin", "parameters": "[]",
                           "source_path": "clusters/x", "plugin_env": (("ARGOCD_ENV_strict", "true"),),
-                          "kube_version": "1.33.4", "annotate": True, "verbose": True, "jobs": 2}
+                          "kube_version": "1.33.4", "annotate": True, "verbose": True, "jobs": 2,
+                          "shard": "1/2"}
 
 
 @pytest.mark.parametrize("request_type", [RenderRequest, CmpGenerateRequest], ids=lambda t: t.__name__)

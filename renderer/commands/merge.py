@@ -1,0 +1,175 @@
+"""``cozy-render merge REPORT.json...``: the N shards of a CI matrix back into one report.
+
+Each runner of a matrix ran one command with ``--shard K/N -o json`` (``renderer.shard``); merge
+reads their reports, checks that they are the N shards of one run (one command, one output
+apiVersion, the same options, every shard once, no cluster twice, each cluster in the shard its path
+hashes to), rebuilds the payload that command's reporter takes, and prints it through the same
+reporter (``renderer.report.show``), so the bytes and the exit code are those of one run over the
+whole fleet. A report that does not fit is one CLI-MERGE line (exit 2), and nothing is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from renderer import report
+from renderer.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Finding, Location, RenderError
+from renderer.requests import MergeRequest
+
+# What each command's merged report can be printed as (its own -o choices; ls's table is its text).
+FORMATS = {"check": ("text", "json", "github"), "render": ("text",), "ls": ("table", "json"),
+           "doctor": ("text", "json"), "diff": ("text", "json", "markdown")}
+DEFAULT_FORMAT = {"check": "text", "render": "text", "ls": "table", "doctor": "text", "diff": "text"}
+
+
+# --- merge ------------------------------------------------------------------------------------------
+
+def refused(message: str, where: Location | None = None) -> RenderError:
+    return RenderError([Finding("CLI-MERGE", message, where)], EXIT_USAGE)
+
+
+class Shard:
+    """One shard's report: the document and its ``shard`` section."""
+
+    def __init__(self, path: Path, document: dict[str, Any]) -> None:
+        self.path = path
+        self.document = document
+        self.part: dict[str, Any] = document["shard"]
+
+    @property
+    def where(self) -> Location:
+        from renderer.load.yamlio import display_path
+
+        return Location(display_path(self.path))
+
+
+def run(req: MergeRequest) -> int:
+    shards = validated([read(path) for path in req.reports])
+    command = shards[0].part["command"]
+    fmt = req.fmt or DEFAULT_FORMAT[command]
+    if fmt == "text" and command == "ls":
+        fmt = "table"
+    if fmt not in FORMATS[command]:
+        raise refused(f"-o {fmt}: the reports are {command}'s, which prints {', '.join(FORMATS[command])}")
+    return MERGERS[command](shards, fmt)
+
+
+def read(path: Path) -> Shard:
+    from renderer.load.yamlio import display_path
+
+    where = Location(display_path(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        from renderer.escape import printable
+
+        raise refused(f"cannot read the report: {printable(getattr(exc, 'strerror', None) or exc)}", where) from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise refused(f"not a JSON report: {exc.msg}", Location(where.path, exc.lineno, exc.colno)) from None
+    if not isinstance(document, dict) or not isinstance(document.get("shard"), dict):
+        raise refused("not the report of a shard: write it with --shard K/N -o json", where)
+    part = document["shard"]
+    if part.get("command") not in FORMATS or not isinstance(part.get("clusters"), list) \
+            or not all(isinstance(part.get(k), int) for k in ("index", "count")):
+        raise refused("its shard section is not one cozy-render writes", where)
+    return Shard(path, document)
+
+
+def validated(shards: list[Shard]) -> list[Shard]:
+    """The shards in index order, once they are known to be the N shards of one run."""
+    from renderer import shard as sharding
+
+    first = shards[0]
+    for key, what in (("command", "command"), ("count", "shard count"), ("options", "options")):
+        for other in shards[1:]:
+            if other.part.get(key) != first.part.get(key):
+                raise refused(f"another {what} than {first.where}'s: the reports are not the shards of one run",
+                              other.where)
+    for other in shards[1:]:
+        for key in ("apiVersion", "kind", "chart"):
+            if other.document.get(key) != first.document.get(key):
+                raise refused(f"another {key} than {first.where}'s: the reports are not the shards of one run",
+                              other.where)
+    count = first.part["count"]
+    by_index: dict[int, Shard] = {}
+    for one in shards:
+        index = one.part["index"]
+        if index in by_index:
+            raise refused(f"shard {index}/{count} again (also {by_index[index].where})", one.where)
+        by_index[index] = one
+    missing = [str(i) for i in range(1, count + 1) if i not in by_index]
+    if missing:
+        raise refused(f"shard{'s' * (len(missing) > 1)} {', '.join(missing)} of {count} missing: merge needs "
+                      f"every shard's report")
+    owner: dict[str, Shard] = {}
+    for index in sorted(by_index):
+        one = by_index[index]
+        for cluster in one.part["clusters"]:
+            path = cluster.get("path") if isinstance(cluster, dict) else None
+            if not isinstance(path, str) or not isinstance(cluster.get("name"), str):
+                raise refused("its shard section is not one cozy-render writes", one.where)
+            if path in owner:
+                raise refused(f"cluster {path} is in two reports (also {owner[path].where})", one.where)
+            if sharding.shard_of(path, count) != index:
+                raise refused(f"cluster {path} belongs to shard {sharding.shard_of(path, count)}/{count}, "
+                              f"not {index}/{count}", one.where)
+            owner[path] = one
+    return [by_index[i] for i in sorted(by_index)]
+
+
+def clusters(shards: list[Shard]) -> list[dict[str, str]]:
+    """Every cluster of the run, in the order one run lists them (by folder: ``pipeline.cluster_paths``)."""
+    return sorted((c for s in shards for c in s.part["clusters"]), key=lambda c: c["path"])
+
+
+# --- check and render: findings --------------------------------------------------------------------
+
+
+def _finding(entry: dict[str, Any]) -> Finding:
+    where = Location(entry["file"], entry.get("line") or 0, entry.get("column") or 0) \
+        if entry.get("file") is not None else None
+    return Finding(entry["code"], entry["message"], where, entry["severity"])
+
+
+def findings_report(shards: list[Shard]) -> report.FindingsReport:
+    """The payload of the findings reporters: every finding tagged with its cluster, in cluster order."""
+    by_cluster: dict[str, list[Finding]] = {}
+    for one in shards:
+        for entry in one.document.get("findings", []):
+            by_cluster.setdefault(entry.get("cluster") or "", []).append(_finding(entry))
+    tagged = [(c["name"], f) for c in clusters(shards) for f in by_cluster.pop(c["name"], [])]
+    tagged += [(name, f) for name, found in by_cluster.items() for f in found]  # untagged: none with --all
+    chart = shards[0].document.get("chart")
+    choice = None
+    if chart is not None:
+        from renderer.effective.choice import ChartChoice
+
+        choice = ChartChoice(chart["mode"], chart.get("helm"), chart.get("helmVersion") or "", chart["asked"])
+    code = max(int(s.document["summary"]["exitCode"]) for s in shards)
+    return report.FindingsReport(tagged, choice, len(clusters(shards)), 0, code)
+
+
+def _findings(shards: list[Shard], fmt: str) -> int:
+    payload = findings_report(shards)
+    report.show("findings", fmt, payload)
+    return payload.exit_code
+
+
+# --- ls: rows --------------------------------------------------------------------------------------
+
+
+def _ls(shards: list[Shard], fmt: str) -> int:
+    from renderer.commands import ls
+
+    options = shards[0].part["options"]
+    rows = ls.shown([r for s in shards for r in s.document["clusters"]], options["sort"], options["errors_only"])
+    report.show("clusters", fmt, rows)
+    return EXIT_FINDINGS if options["errors_only"] and rows else EXIT_OK
+
+
+MERGERS: dict[str, Callable[[list[Shard], str], int]] = {"check": _findings, "render": _findings, "ls": _ls}
