@@ -382,20 +382,16 @@ def lookup(folder: StrPath, entry_key: str, root: StrPath) -> tuple[str, str] | 
 
 
 def store(folder: StrPath, entry_key: str, root: StrPath, inputs: Iterable[StrPath], stdout: str, stderr: str,
-          resolved: Iterable[tuple[StrPath, StrPath | None]] | None = None) -> None:
+          resolved: Iterable[tuple[StrPath, StrPath | None]]) -> None:
     """Record a successful render; a failure to write only costs the next render its shortcut.
 
-    ``resolved`` is every path the render resolved, as named and what it led to (None: not found);
-    by default the record the loader kept for the render that just ran (``overlay.resolutions``).
+    ``resolved`` is every path the render resolved, as named and what it led to (None: not found):
+    the record ``renderer.load.overlay.recording`` kept around the render.
     """
     import json
     import tempfile
 
     root = os.fspath(root)
-    if resolved is None:
-        from renderer.load.overlay import resolutions
-
-        resolved = resolutions()
     try:
         recorded = {}
         for path in inputs:
@@ -424,41 +420,29 @@ def store(folder: StrPath, entry_key: str, root: StrPath, inputs: Iterable[StrPa
             os.unlink(tmp)  # a full disk must not leave .entry-* files behind
 
 
-def _path_repr(text: str) -> str:
-    """``repr(pathlib.Path(text))`` on POSIX, without pathlib: the form ``requests.cache_fields`` writes."""
-    root = "//" if text.startswith("//") and not text.startswith("///") else "/" if text.startswith("/") else ""
-    normal = root + "/".join(p for p in text.split("/") if p not in ("", "."))
-    return f"PosixPath({(normal or '.')!r})"
+# What a start-up render reads from the environment (renderer.requests.CmpGenerateRequest.from_environment;
+# `render PATH` reads none): their values join the raw arguments in the key. tests/test_cache_fast.py
+# checks that a request built from these alone is the request built from the whole environment.
+READ_ENV = ("ARGOCD_APP_PARAMETERS", "ARGOCD_APP_SOURCE_PATH", "KUBE_VERSION")
+READ_ENV_PREFIX = "ARGOCD_ENV_"
 
 
-def fast_fields(argv: list[str], environ: Mapping[str, str]) -> list[str] | None:
-    """``requests.cache_fields`` of the request ``renderer.entry.fast_path`` builds for ``argv``, without
-    building it (``requests`` imports ``typing`` and ``pathlib``); None for any other ``argv``.
-    tests/test_cache.py checks both agree for every field and environment."""
-    if argv == ["cmp", "generate"]:
-        plugin_env = tuple(sorted((k, v) for k, v in environ.items() if k.startswith("ARGOCD_ENV_")))
-        return ["CmpGenerateRequest", f"path={_path_repr('.')}",
-                f"parameters={environ.get('ARGOCD_APP_PARAMETERS', '')!r}",
-                f"source_path={environ.get('ARGOCD_APP_SOURCE_PATH', '')!r}", f"plugin_env={plugin_env!r}",
-                f"kube_version={environ.get('KUBE_VERSION', '')!r}"]
-    if len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):
-        return ["RenderRequest", f"path={_path_repr(argv[1])}", *_RENDER_DEFAULTS]
-    return None
-
-
-# RenderRequest's fields after ``path``, at their defaults, as ``cache_fields`` writes them.
-_RENDER_DEFAULTS = ("fmt='yaml'", "out=None", "all_clusters=False", "check_only=False", "variants=None",
-                    "root=None", "strict=False", "kubernetes_version=None", "validator='auto'", "annotate=False",
-                    "verbose=False", "jobs=0")
+def argv_fields(argv: list[str], environ: Mapping[str, str]) -> list[str]:
+    """The key fields of a start-up fast-path command (``renderer.entry.fast_path``): the raw arguments and
+    the values of the environment names it reads. The request those build is a function of exactly
+    these (its defaults are code, which ``fingerprint`` covers), so a changed argument or value is a
+    changed key, without parsing the arguments a third time. The Click path keys on the request it
+    parsed (``renderer.requests.cache_fields``) instead; the two never share an entry (the first field)."""
+    read = sorted((k, v) for k, v in environ.items() if k in READ_ENV or k.startswith(READ_ENV_PREFIX))
+    return ["argv", str(len(argv)), *argv, *(f"{k}={v}" for k, v in read)]  # no name holds "="
 
 
 def replay(argv: list[str], environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """(stdout, stderr) stored for the fast-path command ``argv``, exactly what ``write_cached`` would
-    replay for it; None when there is nothing to replay (no cache folder, another command, a miss, or
-    anything unusual, which the full path then reports)."""
+    """(stdout, stderr) stored for the fast-path command ``argv`` (``renderer.entry.fast_path`` accepts it),
+    exactly what ``write_cached`` would replay for it; None when there is nothing to replay (no cache
+    folder, a miss, or anything unusual, which the full path then reports)."""
     folder = environ.get(ENV, "")
-    fields = fast_fields(argv, environ) if folder else None
-    if fields is None:
+    if not folder or len(argv) != 2:
         return None
     from renderer.load.roots import checkout_parts, cluster_file_path, root_path
 
@@ -472,6 +456,6 @@ def replay(argv: list[str], environ: Mapping[str, str]) -> tuple[str, str] | Non
             target, root = argv[1], None
         cluster_file = cluster_file_path(target)
         repo_root = os.path.realpath(root or root_path(cluster_file))
-        return lookup(folder, key(repo_root, cluster_file, fields, folder), repo_root)
+        return lookup(folder, key(repo_root, cluster_file, argv_fields(argv, environ), folder), repo_root)
     except (OSError, ValueError):
         return None  # a deleted working directory, an odd path: the full path says what is wrong

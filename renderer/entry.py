@@ -27,30 +27,41 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+def hot(argv: list[str]) -> bool:
+    """Whether ``argv`` is one of the two hot argument vectors (the fast path and the cache hit take it)."""
+    return argv == ["cmp", "generate"] or (len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-")
+                                           and os.path.exists(argv[1]))
+
+
 def fast_path(argv: list[str]) -> Callable[[], int] | None:
     """The command body for ``argv`` when it is one of the two hot argument vectors, else None."""
-    if argv == ["cmp", "generate"]:
-        from pathlib import Path
+    if not hot(argv):
+        return None
+    from pathlib import Path
 
+    # With the cache on, the entry is keyed on what the request is built from (renderer.cache.argv_fields):
+    # the key a hit (``cached``) looks up before any request exists.
+    key = None
+    if os.environ.get("COZY_RENDER_CACHE_DIR"):
+        from renderer.cache import argv_fields
+
+        key = argv_fields(argv, os.environ)
+    if argv[0] == "cmp":
         from renderer.commands import cmp
         from renderer.requests import CmpGenerateRequest
 
         cmp_request = CmpGenerateRequest.from_environment(Path("."))
-        return lambda: cmp.generate(cmp_request)
-    if len(argv) == 2 and argv[0] == "render" and not argv[1].startswith("-") and os.path.exists(argv[1]):
-        from pathlib import Path
+        return lambda: cmp.generate(cmp_request, key)
+    from renderer.commands import render
+    from renderer.requests import RenderRequest
 
-        from renderer.commands import render
-        from renderer.requests import RenderRequest
-
-        render_request = RenderRequest(Path(argv[1]))
-        return lambda: render.run(render_request)
-    return None
+    render_request = RenderRequest(Path(argv[1]))
+    return lambda: render.run(render_request, key)
 
 
 def cached(argv: list[str]) -> tuple[str, str] | None:
     """The render cache's (stdout, stderr) for a fast-path ``argv``, else None (``renderer.cache.replay``)."""
-    if not os.environ.get("COZY_RENDER_CACHE_DIR"):  # renderer.cache.ENV; not imported unless set
+    if not os.environ.get("COZY_RENDER_CACHE_DIR") or not hot(argv):  # renderer.cache.ENV; not imported unless set
         return None
     from renderer.cache import replay
 

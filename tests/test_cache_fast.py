@@ -13,55 +13,104 @@ import pytest
 
 from renderer import cache, entry
 from renderer.load import roots
-from renderer.requests import cache_fields
 from tests.conftest import REPO
 
 
 @pytest.mark.parametrize("path", ["clusters/c1", "clusters/c1/", "./clusters//c1", "clusters/c1/cluster.yaml",
                                   ".", "/", "//", "//tmp", "///tmp", "clusters/c1/../c1"])
-def test_fast_fields_are_the_fields_of_the_request_the_fast_path_builds(path: str, monkeypatch: pytest.MonkeyPatch,
-                                                                         tmp_path: Path) -> None:
+def test_the_render_request_is_built_from_the_arguments_alone(path: str, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    """The key of `render PATH` is its raw arguments: the request must not depend on anything else."""
     (tmp_path / "clusters" / "c1").mkdir(parents=True)
     (tmp_path / "clusters" / "c1" / "cluster.yaml").write_text("")
-    (tmp_path / "x").mkdir()
     monkeypatch.chdir(tmp_path)
-    seen: list[object] = []
     from renderer.commands import render
 
-    monkeypatch.setattr(render, "run", seen.append)
-    body = entry.fast_path(["render", path])
-    assert body is not None
-    body()
-    assert cache.fast_fields(["render", path], os.environ) == cache_fields(seen[0])  # type: ignore[arg-type]
+    seen: list[tuple[object, object]] = []
+    monkeypatch.setattr(render, "run", lambda req, key=None: seen.append((req, key)))
+    monkeypatch.setenv("COZY_RENDER_CACHE_DIR", str(tmp_path / "cache"))
+    for noise in ({}, {"KUBE_VERSION": "v1.30.0", "ARGOCD_ENV_strict": "true", "OTHER": "x"}):
+        with monkeypatch.context() as scoped:
+            for name, value in noise.items():
+                scoped.setenv(name, value)
+            body = entry.fast_path(["render", path])
+            assert body is not None
+            body()
+    (first, key), (second, _) = seen
+    assert first == second  # the environment changes the key (below), never the request
+    assert key == cache.argv_fields(["render", path], {})
 
 
-@pytest.mark.parametrize("env", [
+CMP_ENVIRONMENTS = [
     {},
     {"ARGOCD_APP_PARAMETERS": '[{"name": "strict", "string": "true"}]', "ARGOCD_APP_SOURCE_PATH": "clusters/c1",
-     "ARGOCD_ENV_strict": "true", "ARGOCD_ENV_chart": "model", "KUBE_VERSION": "v1.31.2", "OTHER": "ignored"},
+     "ARGOCD_ENV_strict": "true", "ARGOCD_ENV_chart": "model", "KUBE_VERSION": "v1.31.2"},
     {"ARGOCD_ENV_b": "2", "ARGOCD_ENV_a": "it's \"quoted\"\n"},
-])
-def test_fast_fields_of_cmp_generate_are_the_fields_of_its_request(env: dict[str, str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+]
+
+
+@pytest.mark.parametrize("env", CMP_ENVIRONMENTS)
+def test_the_cmp_key_holds_every_value_its_request_is_built_from(env: dict[str, str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request built from the whole environment is the one built from the names the key holds, so
+    two runs with one key build one request: a hit is never stale."""
     for name in list(os.environ):
         if name.startswith("ARGOCD_") or name == "KUBE_VERSION":
             monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    seen: list[object] = []
     from renderer.commands import cmp
 
-    monkeypatch.setattr(cmp, "generate", seen.append)
-    body = entry.fast_path(["cmp", "generate"])
-    assert body is not None
-    body()
-    assert cache.fast_fields(["cmp", "generate"], os.environ) == cache_fields(seen[0])  # type: ignore[arg-type]
+    seen: list[object] = []
+    monkeypatch.setattr(cmp, "generate", lambda req, key=None: seen.append(req))
+    fields = cache.argv_fields(["cmp", "generate"], {**env, "OTHER": "ignored", "HOME": "/elsewhere"})
+    for full in (True, False):
+        with monkeypatch.context() as scoped:
+            for name, value in env.items():
+                scoped.setenv(name, value)
+            if full:
+                scoped.setenv("OTHER", "ignored")
+            else:
+                kept = {k for k in os.environ if k in cache.READ_ENV or k.startswith(cache.READ_ENV_PREFIX)}
+                assert {f"{k}={os.environ[k]}" for k in kept} == set(fields[4:])
+            body = entry.fast_path(["cmp", "generate"])
+            assert body is not None
+            body()
+    assert seen[0] == seen[1]
+    assert fields == cache.argv_fields(["cmp", "generate"], env)  # other names leave the key alone
+
+
+@pytest.mark.parametrize("env", CMP_ENVIRONMENTS[1:])
+def test_every_read_value_and_argument_is_part_of_the_key(env: dict[str, str]) -> None:
+    base = cache.argv_fields(["cmp", "generate"], env)
+    for name in env:
+        assert cache.argv_fields(["cmp", "generate"], {**env, name: env[name] + "x"}) != base, name
+        assert cache.argv_fields(["cmp", "generate"], {k: v for k, v in env.items() if k != name}) != base, name
+    assert cache.argv_fields(["render", "a"], {}) != cache.argv_fields(["render", "b"], {})
+    assert cache.argv_fields(["render", "a", "b"], {}) != cache.argv_fields(["render", "a b"], {})
+    assert cache.argv_fields(["render", "KUBE_VERSION=1"], {}) != cache.argv_fields(["render"], {"KUBE_VERSION": "1"})
 
 
 @pytest.mark.parametrize("argv", [["render"], ["render", "--help"], ["render", "x", "--strict"], ["cmp"],
                                   ["check", "."], ["render", "does/not/exist"]])
-def test_other_commands_have_no_fast_fields(argv: list[str]) -> None:
-    assert cache.fast_fields(argv, {}) is None
+def test_other_commands_are_never_replayed_before_parsing(argv: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setenv("COZY_RENDER_CACHE_DIR", str(tmp_path))
+    assert not entry.hot(argv) and entry.cached(argv) is None and entry.fast_path(argv) is None
+
+
+def test_an_option_is_never_served_the_entry_of_the_plain_command(samples: Path, tmp_path: Path) -> None:
+    """The fast path keys on its raw arguments, the Click path on the request it parsed: `render PATH -o json`
+    after `render PATH` renders JSON."""
+    from tests.test_cache import run
+
+    cache_dir = tmp_path / "cache"
+    plain = run(["render", "clusters/gpu-apt-01"], samples, cache_dir)
+    again = run(["render", "clusters/gpu-apt-01"], samples, cache_dir)
+    as_json = run(["render", "clusters/gpu-apt-01", "-o", "json"], samples, cache_dir)
+    strict = run(["render", "clusters/gpu-apt-01", "--strict"], samples, cache_dir)
+    assert plain[0] == again[0] == as_json[0] == 0 and plain[1] == again[1] and plain[1].startswith("apiVersion:")
+    assert as_json[1].lstrip().startswith(("{", "["))
+    assert strict[0] != 0 and strict[1] == ""  # the warning fails it under --strict
+    assert len(list(cache_dir.glob("*.json"))) == 2  # the plain render and -o json
 
 
 @pytest.mark.parametrize(("cwd", "source", "expected"), [

@@ -35,7 +35,8 @@ PARAMETERS = [
 ]
 
 
-def generate(req: CmpGenerateRequest) -> int:
+def generate(req: CmpGenerateRequest, cache_key: list[str] | None = None) -> int:
+    """``cache_key``: the start-up fast path's render cache key fields (``write_cached``)."""
     from renderer import cmp
 
     request = cmp.settings(req.parameters, dict(req.plugin_env), req.kube_version)
@@ -45,7 +46,7 @@ def generate(req: CmpGenerateRequest) -> int:
         text, warnings, inputs = cmp.render_for_argocd(req.path, request, unpacked)
         return text, report.text(warnings), inputs
 
-    return write_cached(req, req.path, unpacked.root if unpacked else None, produce)
+    return write_cached(req, req.path, unpacked.root if unpacked else None, produce, cache_key)
 
 
 def parameters() -> int:

@@ -39,29 +39,34 @@ def rendered(path: Path, all_clusters: bool, options: Options,
 Produced = tuple[str, str, list[Path]]  # stdout, stderr, every file the render read
 
 
-def write_cached(request: NamedTuple, target: Path, root: Path | None, produce: Callable[[], Produced]) -> int:
+def write_cached(request: NamedTuple, target: Path, root: Path | None, produce: Callable[[], Produced],
+                 key_fields: list[str] | None = None) -> int:
     """Write what ``produce`` renders, or replay it from the render cache (``renderer.cache``).
 
     The key covers the whole request (``renderer.requests.cache_fields``), so no option can be left
-    out of it.
+    out of it; the start-up fast path gives its own ``key_fields`` instead (``renderer.cache.argv_fields``:
+    the raw arguments and the environment values the request was built from), which its hit looks up.
     """
     folder = os.environ.get("COZY_RENDER_CACHE_DIR")  # renderer.cache.ENV; not imported unless set
     if not folder:
         stdout, stderr, _ = produce()
     else:
         from renderer import cache
+        from renderer.load.overlay import recording
         from renderer.load.roots import cluster_file_path, root_path
 
         # The same string work as a hit on the start-up fast path (renderer.cache.replay), so both find one entry.
         cluster_file = cluster_file_path(os.fspath(target))
         repo_root = os.path.realpath(os.fspath(root) if root else root_path(cluster_file))
-        entry_key = cache.key(repo_root, cluster_file, cache_fields(request), folder)
+        fields = key_fields if key_fields is not None else cache_fields(request)
+        entry_key = cache.key(repo_root, cluster_file, fields, folder)
         hit = cache.lookup(folder, entry_key, repo_root)
         if hit is not None:
             stdout, stderr = hit
         else:
-            stdout, stderr, inputs = produce()
-            cache.store(folder, entry_key, repo_root, inputs, stdout, stderr)
+            with recording() as resolved:
+                stdout, stderr, inputs = produce()
+            cache.store(folder, entry_key, repo_root, inputs, stdout, stderr, resolved)
     sys.stderr.write(stderr)
     sys.stdout.write(stdout)
     return EXIT_OK

@@ -173,7 +173,7 @@ def _emit_manifests(ctx: _Emitting) -> None:
         # where.path is a display string (relative to the cwd or, in cmp generate, to the repository root)
         layer = layers.get(where.path, overlay.cluster_file) if where else overlay.cluster_file
         declared_in = layer.parent
-        file = confine(entry, declared_in, overlay.root, where, "manifests entry")
+        file = confine(entry, declared_in, overlay.root, where, "manifests entry", resolved=overlay.resolved)
         ctx.inputs.append(file)
         display = displayed(file)
         for data, locs in load_documents(read_text(file, display), display, yaml11=True):

@@ -13,6 +13,8 @@ document. Refusals are ``OVL-LIMIT`` at the place the budget ran out.
 
 from __future__ import annotations
 
+from contextvars import ContextVar, Token
+
 # Per file.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # Per render: all files together (layers and manifests).
@@ -59,21 +61,25 @@ class Budget:
         self.template_steps = MAX_TEMPLATE_STEPS
 
 
-# The running render's budget. A module global, not a ContextVar: renders run one at a time per
-# process, and contextvars costs ~2 ms of start-up that every Argo CD refresh would pay.
-_current: Budget | None = None
+# The running render's budget, scoped to the context (each thread starts without one) rather than a
+# module global. Not an explicit parameter: every reader charges it (read_text, load_documents, the
+# templater), and they are called from every stage and command, so threading a budget through would
+# touch each of those call chains for no gain in what a render may do. `contextvars` costs start-up
+# nothing: renderer.load.yamlio imports it anyway (display_relative_to).
+_CURRENT: ContextVar[Budget | None] = ContextVar("render_budget", default=None)
 
 
 def start() -> Budget:
-    """A fresh budget for the render that begins now."""
-    global _current
-    _current = Budget()
-    return _current
+    """A fresh budget for the render that begins now (in this context, until the next render starts)."""
+    budget = Budget()
+    _CURRENT.set(budget)
+    return budget
 
 
 def current() -> Budget:
     """The running render's budget; outside a render (a unit test loading one file), a fresh one."""
-    return Budget() if _current is None else _current
+    budget = _CURRENT.get()
+    return Budget() if budget is None else budget
 
 
 class rereading:
@@ -87,16 +93,16 @@ class rereading:
         self.budget = Budget()
         self.budget.nodes = max(nodes, MAX_NODES)
         self.budget.input_bytes = max(self.budget.input_bytes, nodes)
-        self.saved: Budget | None = None
+        self.token: Token[Budget | None] | None = None
 
     def __enter__(self) -> Budget:
-        global _current
-        self.saved, _current = _current, self.budget
+        self.token = _CURRENT.set(self.budget)
         return self.budget
 
     def __exit__(self, *_exc: object) -> None:
-        global _current
-        _current = self.saved
+        if self.token is not None:
+            _CURRENT.reset(self.token)
+            self.token = None
 
 
 # diff --snapshot / --against (kubectl get output, or a committed `render --out` folder; pull-request

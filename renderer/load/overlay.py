@@ -13,6 +13,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +30,33 @@ KIND = "ClusterOverlay"
 APPEND_SUFFIX = "+"
 
 
-# Every path the running render resolved, in order: (the path as named, what it resolved to, or None
-# when nothing is there). A symlinked layer appears as the link and its target; the render cache keys
-# on all of it, so retargeting or deleting a link changes the result exactly as a fresh render would.
+# Every path a render resolved, in order: (the path as named, what it resolved to, or None when
+# nothing is there). A symlinked layer appears as the link and its target; the render cache keys on
+# all of it, so retargeting or deleting a link changes the result exactly as a fresh render would.
+# Each overlay holds its own record (``Overlay.resolved``), passed explicitly to ``confine`` (the
+# loader's inherits and the emitter's manifests entries). The cache sits above the whole pipeline
+# (``renderer.commands.common.write_cached``), where no overlay is in reach, so it opens a scoped
+# record (``recording``, a ContextVar) around the one render it stores instead of a module global.
 Resolution = tuple[Path, Path | None]
-_resolutions: list[Resolution] | None = None  # the running render's record (one render at a time)
+_RECORDING: ContextVar[list[Resolution] | None] = ContextVar("resolutions", default=None)
 
 
-def resolutions() -> list[Resolution]:
-    """What the running (or last) render resolved; manifests paths join it as the pipeline reads them."""
-    return list(_resolutions or [])
+@contextmanager
+def recording() -> Iterator[list[Resolution]]:
+    """Within the block, every path a render resolves is also added to the list it yields."""
+    record: list[Resolution] = []
+    token = _RECORDING.set(record)
+    try:
+        yield record
+    finally:
+        _RECORDING.reset(token)
 
 
-def _record(named: Path, real: Path | None) -> None:
-    if _resolutions is not None:
-        _resolutions.append((named, real))
+def _record(resolved: list[Resolution], named: Path, real: Path | None) -> None:
+    resolved.append((named, real))
+    scoped = _RECORDING.get()
+    if scoped is not None:
+        scoped.append((named, real))
 
 
 class Overlay:
@@ -108,8 +123,10 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def confine(raw: str, base_dir: Path, root: Path, where: Location | None, what: str) -> Path:
-    """Resolve a repository-relative reference, refusing absolute paths, escapes and symlinks out."""
+def confine(raw: str, base_dir: Path, root: Path, where: Location | None, what: str, *,
+            resolved: list[Resolution]) -> Path:
+    """Resolve a repository-relative reference, refusing absolute paths, escapes and symlinks out; what
+    it resolved (or failed to find) is added to ``resolved``, the overlay's record."""
     if not isinstance(raw, str) or not raw:
         raise fail("OVL-PATH", f"{what} must be a non-empty relative path", where)
     if "\0" in raw:
@@ -131,14 +148,14 @@ def confine(raw: str, base_dir: Path, root: Path, where: Location | None, what: 
     try:
         real = lexical.resolve(strict=True)
     except FileNotFoundError:
-        _record(lexical, None)
+        _record(resolved, lexical, None)
         raise fail("OVL-PATH", f"{what} {raw!r} does not exist", where) from None
     except RuntimeError:  # Python < 3.13 reports a symlink loop so
         raise fail("OVL-PATH", f"{what} {raw!r} is a symlink loop", where) from None
     except OSError as exc:
         reason = "is a symlink loop" if exc.errno == errno.ELOOP else f"cannot be resolved: {exc.strerror or exc}"
         raise fail("OVL-PATH", f"{what} {raw!r} {reason}", where) from None
-    _record(lexical, real)
+    _record(resolved, lexical, real)
     if not _inside(real, real_root):
         raise fail("OVL-PATH", f"{what} {raw!r} resolves (through a symlink) outside the overlay repository", where)
     mode = os.stat(real).st_mode
@@ -278,16 +295,14 @@ def _parse_layer(text: str, display: str) -> tuple[dict[str, Any], Locations]:
 
 def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str] | None = None) -> Overlay:
     """Load one cluster; this starts the render: a fresh budget (``renderer.load.limits``) and path record."""
-    global _resolutions
     limits.start()
     resolved: list[Resolution] = []
-    _resolutions = resolved
     cluster_file = find_cluster_file(path)
     named = Path(os.path.abspath(cluster_file))
     try:
         st = os.stat(cluster_file)
     except (OSError, ValueError) as exc:
-        _record(named, None)
+        _record(resolved, named, None)
         reason = "a symlink loop" if isinstance(exc, OSError) and exc.errno == errno.ELOOP else "nothing there"
         raise fail("OVL-PATH", f"no overlay at {path} (expected a cluster directory or its {CLUSTER_FILE}; "
                                f"found {reason})", Location(display_path(path))) from None
@@ -301,7 +316,7 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
         raise fail("OVL-PATH", f"the repository root {display_path(named_root)} is a symlink loop",
                    Location(display_path(named_root))) from None
     cluster_file = cluster_file.resolve()
-    _record(named, cluster_file)
+    _record(resolved, named, cluster_file)
     if not _inside(cluster_file, root):
         raise fail("OVL-PATH", f"overlay is outside the repository root {root}", Location(display_path(cluster_file)))
 
@@ -326,7 +341,7 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
         data, layer_locs, _display = _load_layer(file, root)
         for i, raw in enumerate(data.get("inherits") or []):
             where = layer_locs.get(("inherits", i))
-            apply(confine(raw, file.parent, root, where, "inherits entry"), where)
+            apply(confine(raw, file.parent, root, where, "inherits entry", resolved=resolved), where)
         on_stack.discard(stack.pop())
         applied.append(file)
         applied_set.add(file)
