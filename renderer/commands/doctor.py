@@ -25,16 +25,22 @@ def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
     which the runner prints on stderr."""
     out = stdout or sys.stdout
     _check_usage(request)
+    from renderer import shard
+
+    part = shard.requested(request.shard, request.all_clusters)
     _require_client()
 
     deadline = Deadline.for_command(request.timeout)  # as diff's: the render, every cluster and request
-    results = _render(request)
-    jobs = [_job(request, result, deadline) for result in results]
+    rendered = _render(request, part, out)
+    jobs = [_job(request, result, deadline) for result in rendered.results]
     outcomes, failures = _run_bounded(request, jobs, deadline)
     findings = [f for _, f in failures]
-    if failures and not outcomes:
+    if part is not None and request.output == "json":  # a shard's report for `merge`, whatever it holds
+        _show_shard(request, part, rendered, (outcomes, failures), out)
+    elif failures and not outcomes:
         raise RenderError(findings, EXIT_INPUT)  # nothing was read: nothing on stdout
-    reporting.show("doctor", request.output, (outcomes, failures), reporting.Streams(out, sys.stderr))
+    else:
+        reporting.show("doctor", request.output, (outcomes, failures), reporting.Streams(out, sys.stderr))
     out.flush()
     if failures:
         raise RenderError(findings, EXIT_INPUT)
@@ -66,14 +72,28 @@ def _require_client() -> None:
                           EXIT_INPUT)
 
 
-def _render(request: DoctorRequest) -> list[Any]:
+def _render(request: DoctorRequest, part: Any = None, out: TextIO | None = None) -> Any:
     from renderer.pipeline import Options, run
 
     # the render's own warnings are check's to report; doctor reports the live cluster
-    done = run(request.path, Options(request.variants, request.root), all_clusters=request.all_clusters)
+    done = run(request.path, Options(request.variants, request.root, shard=part), all_clusters=request.all_clusters)
     if done.exit_code:
+        if part is not None and request.output == "json":
+            _show_shard(request, part, done, ([], []), out or sys.stdout)
         raise RenderError(done.failures(), done.exit_code)
-    return done.results
+    return done
+
+
+def _show_shard(request: DoctorRequest, part: Any, rendered: Any, payload: Any, out: TextIO) -> None:
+    """The shard's JSON report, with what its render said: one run stops at a refused render, and then
+    prints every cluster's render findings, so ``merge`` needs them from every shard."""
+    from renderer.commands import sharded
+
+    section = sharded.section(part, "doctor", request, [(c.path, c.name) for c in rendered.clusters],
+                              ignored=("kubeconfig", "timeout"))
+    section["render"] = {"exitCode": rendered.exit_code,
+                         "findings": [{"cluster": name, **f.as_dict()} for name, f in rendered.tagged()]}
+    sharded.show_json("doctor", payload, section, out)
 
 
 def _job(request: DoctorRequest, result: Any, deadline: Any) -> Job:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from renderer import report
-from renderer.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Finding, Location, RenderError
+from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, Location, RenderError
 from renderer.requests import MergeRequest
 
 # What each command's merged report can be printed as (its own -o choices; ls's table is its text).
@@ -172,4 +172,48 @@ def _ls(shards: list[Shard], fmt: str) -> int:
     return EXIT_FINDINGS if options["errors_only"] and rows else EXIT_OK
 
 
-MERGERS: dict[str, Callable[[list[Shard], str], int]] = {"check": _findings, "render": _findings, "ls": _ls}
+# --- doctor: outcomes -------------------------------------------------------------------------------
+
+
+def _in_order(shards: list[Shard], entries: Callable[[Shard], list[Any]]) -> list[Any]:
+    """Every shard's ``entries`` (each with its ``cluster``), cluster by cluster in the run's order."""
+    position = {c["name"]: i for i, c in enumerate(clusters(shards))}
+    found = [e for s in shards for e in entries(s)]
+    return sorted(found, key=lambda e: position.get(e.get("cluster") or "", len(position)))  # stable
+
+
+def _outcome(entry: dict[str, Any]) -> Any:
+    from renderer.doctor.checks import Diagnosis
+    from renderer.doctor.report import Outcome
+    from renderer.doctor.route import Route
+
+    route, summary = entry["route"], entry["summary"]
+    nodes = summary["gpuNodes"]
+    return Outcome(entry["cluster"], Route(route["name"], route["variant"], route["origin"], tuple(route["packages"])),
+                   [Diagnosis(d["code"], d["message"], d["node"], d["object"], tuple(d["notes"]))
+                    for d in entry["findings"]],
+                   [(n["name"], n["allocatable"]) for n in nodes], summary["pods"], summary["podsReady"],
+                   summary["verification"], entry["source"], {n["name"]: n["gpus"] for n in nodes if n["gpus"]})
+
+
+def _doctor(shards: list[Shard], fmt: str) -> int:
+    from renderer.commands import doctor  # noqa: F401 - registers the doctor reporters
+
+    refused = max(int(s.part.get("render", {}).get("exitCode", 0)) for s in shards)
+    if refused:  # one run stops at the render and prints every cluster's render findings
+        report.write([_finding(e) for e in _in_order(shards, lambda s: s.part["render"]["findings"])])
+        return refused
+    outcomes = [_outcome(e) for e in _in_order(shards, lambda s: s.document["clusters"])]
+    failures = [(e["cluster"], _finding(e)) for e in _in_order(shards, lambda s: s.document["errors"])]
+    if failures and not outcomes:
+        report.write([f for _, f in failures])
+        return EXIT_INPUT
+    report.show("doctor", fmt, (outcomes, failures))
+    if failures:
+        report.write([f for _, f in failures])
+        return EXIT_INPUT
+    return EXIT_FINDINGS if any(o.errors for o in outcomes) else EXIT_OK
+
+
+MERGERS: dict[str, Callable[[list[Shard], str], int]] = {"check": _findings, "render": _findings, "ls": _ls,
+                                                         "doctor": _doctor}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import PurePath
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from renderer import report
 
@@ -43,11 +43,11 @@ def with_section(document: str, part: dict[str, object]) -> str:
     return json_text(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def show_json(subject: str, payload: object, part: dict[str, object]) -> None:
+def show_json(subject: str, payload: object, part: dict[str, object], stdout: TextIO | None = None) -> None:
     """``report.show(subject, "json", payload)`` with the shard's section added to the document."""
     import io
     import sys
 
     document = io.StringIO()
     report.show(subject, "json", payload, report.Streams(document, sys.stderr))
-    sys.stdout.write(with_section(document.getvalue(), part))
+    (stdout or sys.stdout).write(with_section(document.getvalue(), part))
