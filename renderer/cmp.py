@@ -306,9 +306,11 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     with display_relative_to(base, unpacked.prefix if unpacked else ""):
         done = run(path, options)
     if done.exit_code:
-        # Under strict the sync fails on warnings, so they are errors here; the message says why.
-        raise RenderError([f._replace(severity=ERROR, message=f"{f.message} (strict: warnings fail the sync)")
-                           if f.severity == WARNING else f for f in done.failures()], done.exit_code)
+        from renderer.report import strict_labelled
+
+        # Under strict each warning fails the sync and says so (render --strict's rule); without it a
+        # warning is never labelled, whatever errors refused the render.
+        raise RenderError(strict_labelled(done.failures(), request.strict, "strict"), done.exit_code)
     (result,) = done.results
     warnings = [f for f in result.findings if f.severity != ERROR]
     if not result.manifests:
