@@ -21,11 +21,11 @@ from renderer.load.variants import Variants
 def variant_overrides(variants: Variants) -> list[Path]:
     """The ``--variants`` files a render reads: Variants loads every override of a shipped file when it
     is built (shipped files come from the package, never from the repository)."""
-    from renderer.load.variants import _bundle
+    from renderer.load.variants import bundle_index
 
     if variants.override is None:
         return []
-    return [variants.override / rel for rel in _bundle() if (variants.override / rel).is_file()]
+    return [variants.override / rel for rel in bundle_index() if (variants.override / rel).is_file()]
 
 
 def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None = None) -> dict[str, Any]:

@@ -18,6 +18,13 @@ PACKAGE_API = "cozystack.io/v1alpha1"
 # Every cozy-render JSON output but render's v1 List (renderer/data/output-schemas/, CHANGELOG.md).
 JSON_API_VERSION = "cozy-render/v1"
 GPU_OPERATOR = "cozystack.gpu-operator"  # the Package of every GPU route (reference (c))
+GPU_OPERATOR_COMPONENT = "gpu-operator"  # its PackageSource's single component (sources/gpu-operator.yaml)
+HAMI = "cozystack.hami"  # HAMi's device plugin, an optional iaas Package next to the operator
+# The gpu.* knobs templates/bundles/iaas.yaml reads from platform values (reference (c), `gpu.*` table);
+# the vGPU ones only matter on the vgpu route.
+GPU_KNOBS = ("replaceDefaults", "permittedHostDevices", "mediatedDevicesConfiguration", "vgpuManager",
+             "vgpuDeviceManager")
+VGPU_ONLY_KNOBS = ("vgpuManager", "vgpuDeviceManager")
 NAD_API = "k8s.cni.cncf.io/v1"  # NetworkAttachmentDefinition (multus)
 
 # Objects that co-manage a Package the platform release renders (a "patch": Hubble's subtree of

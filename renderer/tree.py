@@ -1,8 +1,23 @@
-"""Plain data trees (dicts, lists, scalars from YAML/JSON): copying and Helm's value merge."""
+"""Plain data trees (dicts, lists, scalars from YAML/JSON): reading a value by its path, copying and
+Helm's value merge."""
 
 from __future__ import annotations
 
 from typing import Any
+
+
+def dig(node: Any, *path: Any, default: Any = None) -> Any:
+    """The value at ``path`` in a plain data tree: a mapping by key, a list by index (an ``int`` in
+    range; a negative index or a bool is none), else ``default`` once the path leaves the tree (a
+    missing key, a scalar on the way). A key present with the value None gives None, not ``default``."""
+    for key in path:
+        if isinstance(node, dict):
+            if key not in node:
+                return default
+        elif not (isinstance(node, list) and type(key) is int and 0 <= key < len(node)):
+            return default
+        node = node[key]
+    return node
 
 
 def copy_tree(value: Any) -> Any:

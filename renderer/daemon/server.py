@@ -511,14 +511,14 @@ def _load_package_data() -> None:
     models), once, here. They depend on nothing but files of the package, which the per-request check
     (``package_changed``) guards; a worker that changes what it was handed changes its own copy (fork)."""
     with contextlib.suppress(Exception):
-        from renderer.load.variants import _bundle
+        from renderer.load.variants import bundle_index
 
-        _bundle()
+        bundle_index()
     with contextlib.suppress(Exception):
-        from renderer.platform_chart.model import _chart_model, shipped_versions
+        from renderer.platform_chart.model import chart_model, shipped_versions
 
         for version in shipped_versions():
-            _chart_model(version)
+            chart_model(version)
 
 
 def _what_a_render_loads(folder: str) -> dict[str, list[Any]]:

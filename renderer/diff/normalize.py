@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from renderer.model import PACKAGE_API
+from renderer.tree import copy_tree
 
 Obj = dict[str, Any]
 
@@ -98,15 +99,7 @@ def _setdefaults(node: Any, defaults: dict[str, Any]) -> None:
     if isinstance(node, dict):
         for key, value in defaults.items():
             if key not in node:
-                node[key] = _copy(value)
-
-
-def _copy(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _copy(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_copy(v) for v in node]
-    return node
+                node[key] = copy_tree(value)
 
 
 def _namespace_defaults(obj: Obj) -> None:
@@ -503,7 +496,7 @@ FOREIGN: list[Foreign] = [
     Foreign(("metadata", "annotations", "deprecated.daemonset.template.generation"),
             "written by the DaemonSet controller"),
     Foreign(("metadata", "annotations", "kustomize.toolkit.fluxcd.io/substitute"),
-            "cozy-render's own mark (render --out, renderer/output/flux.py) on objects holding ${: never drift; "
+            "cozy-render's own mark (render --out, renderer/check/flux.py) on objects holding ${: never drift; "
             "--delivery flux renders it, so then it is compared"),
     Foreign(("metadata", "finalizers"), "added by controllers (the Cozystack operator, Flux) to guard deletion"),
     Foreign(("metadata", "ownerReferences"), "set by the controller that created the object"),
@@ -540,7 +533,7 @@ def _copy_integral(node: Any) -> Any:
         return [_copy_integral(v) for v in node]
     if cls is float and node.is_integer():
         return int(node)
-    return _copy(node) if isinstance(node, (dict, list)) else node
+    return copy_tree(node) if isinstance(node, (dict, list)) else node
 
 
 def _by_parent() -> dict[tuple[str, ...], list[tuple[str, str | None]]]:

@@ -28,8 +28,7 @@ from renderer.doctor.route import (
     Route,
     expected_daemonsets,
 )
-from renderer.model import PLATFORM_PACKAGE
-from renderer.resolve.features.gpu import GPU_OPERATOR
+from renderer.model import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
 
 Obj = dict[str, Any]
 SEVERITY = {c.id: c.severity for c in CODES}
@@ -643,10 +642,10 @@ def check_gpu_allocatable(ctx: Context) -> Iterator[Diagnosis]:
 
 
 def check_hami(ctx: Context) -> Iterator[Diagnosis]:
-    if "cozystack.hami" in ctx.state.packages:
-        yield Diagnosis("DOC-HAMI-STACKED", f"Package cozystack.hami is installed on the {ctx.route.name} route: "
+    if HAMI in ctx.state.packages:
+        yield Diagnosis("DOC-HAMI-STACKED", f"Package {HAMI} is installed on the {ctx.route.name} route: "
                         "HAMi and the NVIDIA device plugin both register nvidia.com/gpu",
-                        obj="Package/cozystack.hami")
+                        obj=f"Package/{HAMI}")
 
 
 def check_operands(ctx: Context) -> Iterator[Diagnosis]:

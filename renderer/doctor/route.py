@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from renderer.resolve.features.gpu import COMPONENT, GPU_OPERATOR, HAMI
+from renderer.model import GPU_OPERATOR, GPU_OPERATOR_COMPONENT, HAMI
+from renderer.tree import dig
 
 NAMESPACE = "cozy-gpu-operator"  # the PackageSource's install namespace (reference (c) PackageSource facts)
 TALOS_DRIVER_DIR = "/var/nvidia-driver"
@@ -89,17 +90,9 @@ def _generation(result: Any, model: Any) -> str | None:
 
 def _values_of(obj: dict[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    component = ((spec.get("components") or {}).get(COMPONENT) or {}) if isinstance(spec, dict) else {}
+    component = ((spec.get("components") or {}).get(GPU_OPERATOR_COMPONENT) or {}) if isinstance(spec, dict) else {}
     values = component.get("values") if isinstance(component, dict) else None
     return values if isinstance(values, dict) else {}
-
-
-def _walk(node: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 def route_of(result: Any) -> Route:
@@ -129,14 +122,14 @@ def route_of(result: Any) -> Route:
     packages = (GPU_OPERATOR, *hami)
     if variant == "container":
         return Route(CONTAINER, variant, origin, packages, verify_job=verify)
-    if variant == "default" and (compat or _walk(operator, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR):
+    if variant == "default" and (compat or dig(operator, "hostPaths", "driverInstallDir") == TALOS_DRIVER_DIR):
         return Route(TALOS_NATIVE, variant, origin, packages, verify_job=verify)
     if variant == "vgpu":
         facts = result.plan.facts
-        forwarded = _walk(operator, "vgpuManager") or facts.get("gpu", "vgpuManager") or {}
+        forwarded = dig(operator, "vgpuManager") or facts.get("gpu", "vgpuManager") or {}
         secrets = forwarded.get("imagePullSecrets") if isinstance(forwarded, dict) else None
         names = tuple(str(s) for s in secrets or [] if isinstance(s, str))
-        manager = _walk(operator, "vgpuDeviceManager", "enabled")
+        manager = dig(operator, "vgpuDeviceManager", "enabled")
         if manager is None:
             manager = facts.get("gpu", "vgpuDeviceManager", "enabled")
         model = result.overlay.get("host", "gpuModel")

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from renderer import walk
 from renderer.batch import scratch_held
 from renderer.errors import fail
+from renderer.tree import copy_tree
 from renderer.walk import Budget
 
 RELEASE = "cozystack-platform"
@@ -439,16 +440,8 @@ def _documents(stdout: str, helm: str = "helm", shared: bool = False) -> list[di
             if len(_PARSED) >= PARSED_SIZE:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[text] = docs
-        out.extend(docs if shared else (_copy(doc) for doc in docs))
+        out.extend(docs if shared else (copy_tree(doc) for doc in docs))
     return out
-
-
-def _copy(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {key: _copy(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_copy(value) for value in node]
-    return node  # str, int, float, bool, None, datetime: immutable
 
 
 _EXECUTION = re.compile(r"execution error at \((?:[^/]+/)?(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+)\): (?P<msg>.*)$",
@@ -544,7 +537,7 @@ def render_platform_many(helm: str, chart: Path, inputs: list[tuple[str, dict[st
     for key in keys:  # a repeated input gets its own copy of the documents, as a run of its own would
         render = by_key[key]
         if key in handed and not shared:
-            render = ChartRender([_copy(doc) for doc in render.documents], render.failure)
+            render = ChartRender([copy_tree(doc) for doc in render.documents], render.failure)
         handed.add(key)
         out.append(render)
     return out

@@ -35,6 +35,7 @@ from renderer.load import limits
 from renderer.load.overlay import APPEND_SUFFIX, Overlay
 from renderer.load.yamlio import KEY, Locations, Path_, display_path, load_documents, read_text
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL, Derived, Emitted
+from renderer.tree import dig
 
 _PACKAGE_LISTS = ("enabledPackages", "disabledPackages")
 _TEMPLATE_VAR = re.compile(r"\bvars\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -132,15 +133,6 @@ def leaves(node: Any, path: Path_ = ()) -> list[tuple[Path_, Any]]:
     return [(path, node)]
 
 
-def _get(node: Any, path: Path_) -> Any:
-    for p in path:
-        if not ((isinstance(node, dict) and p in node)
-                or (isinstance(node, list) and isinstance(p, int) and 0 <= p < len(node))):
-            return KeyError
-        node = node[p]
-    return node
-
-
 def dotted(path: Path_) -> str:
     out = ""
     for p in path:
@@ -161,7 +153,7 @@ class Tracer:
         out = []
         for e in [obj] if obj is not None else self.result.objects:
             base = () if path is None else path
-            for leaf_path, value in leaves(_get(e.obj, base), base):
+            for leaf_path, value in leaves(dig(e.obj, *base, default=KeyError), base):
                 out.append(Entry(e, leaf_path, value, tuple(self.trace(e, leaf_path, value))))
         return out
 

@@ -189,7 +189,7 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @lru_cache(maxsize=1)
-def _environment():
+def environment():
     from jinja2 import StrictUndefined
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -246,16 +246,16 @@ def _environment():
 
 
 def allowed_filters() -> list[str]:
-    return sorted(_environment().filters)
+    return sorted(environment().filters)
 
 
 def allowed_tests() -> list[str]:
-    return sorted(_environment().tests)
+    return sorted(environment().tests)
 
 
 @lru_cache(maxsize=4096)
 def _compile(source: str):
-    return _environment().from_string(source)
+    return environment().from_string(source)
 
 
 def _charge_output(budget: limits.Budget, n: int) -> None:

@@ -42,7 +42,7 @@ class Variants:
         self.shipped = shipped_dir()
         self._files: dict[str, list[Any]] = {}
         users = _override_files(override) if override else {}
-        for relpath, bundled in _bundle().items():
+        for relpath, bundled in bundle_index().items():
             user = users.get(relpath)
             shipped = self.shipped / relpath
             if user is not None:
@@ -84,7 +84,7 @@ def _override_files(override: Path) -> dict[str, Path]:
 
     if not os.path.lexists(override):
         return {}  # no folder there: nothing overrides (a preview's base side may predate the folder)
-    wanted = set(_bundle())
+    wanted = set(bundle_index())
     folders = {rel.rsplit("/", i)[0] for rel in wanted for i in range(1, rel.count("/") + 1)}
     budget = walk.Budget(files=len(wanted), bytes=limits.MAX_INPUT_BYTES, depth=limits.MAX_DEPTH)
     try:
@@ -134,7 +134,8 @@ BUNDLE = Path(__file__).resolve().parent.parent / "_generated" / "variants.json"
 
 
 @lru_cache(maxsize=1)
-def _bundle() -> dict[str, dict[str, Any]]:
+def bundle_index() -> dict[str, dict[str, Any]]:
+    """The shipped variant files (relative to ``variants/``) and their digests, from the bundle index."""
     import json
 
     try:

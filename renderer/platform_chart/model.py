@@ -17,9 +17,10 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from renderer.model import GPU_OPERATOR
 from renderer.platform_chart import DEFAULT_VERSION, shipped_versions
 from renderer.platform_chart.gotemplate import GoTemplateError, evaluate, go_kind, go_quote, parsed, truthy
-from renderer.tree import helm_merge
+from renderer.tree import dig, helm_merge
 
 GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
 _GO_TYPE = {"string": "string", "bool": "bool", "float64": "float64", "slice": "[]interface {}",
@@ -297,7 +298,7 @@ class ChartModel:
             if spot is not None:
                 problems.append(ChartProblem(f"at <{at}>: {why}", spot["template"], spot["line"], key, "template"))
 
-        certificates = _dig(values, "publishing", "certificates")
+        certificates = dig(values, "publishing", "certificates")
         if isinstance(certificates, dict) and not truthy(certificates.get("wildcardSecretName")):
             solver = certificates.get("solver")
             if solver is not None and not isinstance(solver, str):
@@ -351,12 +352,6 @@ class ChartModel:
                         (best is None or e["line"] < best["line"]):
                     best = e
         return best
-
-
-def _dig(tree: Any, *path: str) -> Any:
-    for key in path:
-        tree = tree.get(key) if isinstance(tree, dict) else None
-    return tree
 
 
 def _in_order(collection: Any) -> list[Any]:
@@ -464,7 +459,6 @@ def _anchor_problem(marker: str, spot: dict[str, Any], values: dict[str, Any]) -
 
 
 STAGE_CNI_SPELLINGS = ("true", "yes", "on", "1", "false", "no", "off", "0")
-_GPU_OPERATOR = "cozystack.gpu-operator"
 
 
 def _gpu_wiring_problem(marker: str, values: dict[str, Any]) -> None:
@@ -477,7 +471,7 @@ def _gpu_wiring_problem(marker: str, values: dict[str, Any]) -> None:
     enabled, disabled = bundles.get("enabledPackages") or [], bundles.get("disabledPackages") or []
     if not isinstance(enabled, list) or not isinstance(disabled, list):
         return  # `has` fails first (the model reports that at $gpuEnabled)
-    if not _has(_GPU_OPERATOR, enabled, "enabledPackages") or _has(_GPU_OPERATOR, disabled, "disabledPackages"):
+    if not _has(GPU_OPERATOR, enabled, "enabledPackages") or _has(GPU_OPERATOR, disabled, "disabledPackages"):
         return
     found = bundles.get("iaas")
     iaas: dict[str, Any] = found if isinstance(found, dict) else {}

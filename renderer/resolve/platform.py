@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from renderer.errors import Finding
 from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE
 from renderer.platform_chart.model import RenderedPackage, as_helm_reads, go_format
-from renderer.tree import helm_merge
+from renderer.tree import dig, helm_merge
 
 if TYPE_CHECKING:
     from renderer.platform_chart.model import ChartModel, ChartProblem
@@ -101,14 +101,14 @@ class PlatformFacts:
         return self.chart.effective_values(self.variant, self.values)
 
     def get(self, *path: str, default: Any = None) -> Any:
-        return _walk(self.effective, path, default)
+        return dig(self.effective, *path, default=default)
 
     def chart_get(self, *path: str, default: Any = None) -> Any:
-        return _walk(self.chart_values, path, default)
+        return dig(self.chart_values, *path, default=default)
 
     def reads(self, dotted_path: str) -> bool:
         """Whether this chart version reads a platform value at all (version-aware rules)."""
-        return _per_chart(self.chart, ("reads", dotted_path), lambda: self.chart.reads(dotted_path))
+        return per_chart(self.chart, ("reads", dotted_path), lambda: self.chart.reads(dotted_path))
 
     @property
     def system_enabled(self) -> bool:
@@ -187,11 +187,11 @@ class PlatformFacts:
 
     def optional_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits only from enabledPackages (optional helper, gates, gpu-operator)."""
-        return list(_per_chart(self.chart, ("optional", bundle), lambda: self.chart.optional_packages(bundle)))
+        return list(per_chart(self.chart, ("optional", bundle), lambda: self.chart.optional_packages(bundle)))
 
     def default_packages(self, bundle: str) -> list[str]:
         """Names the bundle emits whatever enabledPackages says (only disabledPackages affects them)."""
-        return list(_per_chart(self.chart, ("default", bundle), lambda: self.chart.default_packages(bundle)))
+        return list(per_chart(self.chart, ("default", bundle), lambda: self.chart.default_packages(bundle)))
 
     def known_platform_names(self) -> set[str]:
         """Every name some configuration of this chart version may render (for PLT-09 and PLT-08)."""
@@ -337,7 +337,7 @@ class PlatformFacts:
                 "-ingress-controller"
             rendered = {"ouroboros": {"values": {"ouroboros": {"proxy": {"target": {
                 "namespace": namespace, "serviceName": service}}}}}}
-        elif name == "cozystack.gpu-operator":  # GPU_OPERATOR
+        elif name == GPU_OPERATOR:
             # iaas.yaml forwards the vGPU knobs into the Package it renders (vgpu route only).
             overrides = self._vgpu_overrides()
             if overrides:
@@ -411,13 +411,13 @@ class PlatformFacts:
 _COMPONENT_VALUES_OF = frozenset({
     "cozystack.networking", "cozystack.multus", "cozystack.linstor", "cozystack.cozystack-engine",
     "cozystack.tenant-application", "cozystack.monitoring-agents", "cozystack.backupstrategy-controller",
-    "cozystack.kubevirt", "cozystack.ouroboros", "cozystack.gpu-operator"})
+    "cozystack.kubevirt", "cozystack.ouroboros", GPU_OPERATOR})
 # Answers that depend on the chart version alone (its catalogue is generated and read-only), asked by
 # every cluster of a fleet again: computed once per chart model (issue 24).
 _CHART_ANSWERS: "dict[tuple[int, tuple[str, str]], tuple[ChartModel, Any]]" = {}
 
 
-def _per_chart(chart: "ChartModel", question: tuple[str, str], answer: Callable[[], Any]) -> Any:
+def per_chart(chart: "ChartModel", question: tuple[str, str], answer: Callable[[], Any]) -> Any:
     key = (id(chart), question)
     found = _CHART_ANSWERS.get(key)
     if found is None or found[0] is not chart:
@@ -440,14 +440,6 @@ def _as_list(value: Any) -> list[Any]:
     """`default (list) x` for a value iaas.yaml concatenates: a list as it is, an empty value as no
     items (other shapes fail the chart's concat, PLT-13's, and add nothing here)."""
     return list(value) if isinstance(value, list) else []
-
-
-def _walk(node: Any, path: tuple[str, ...], default: Any) -> Any:
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return default
-        node = node[key]
-    return node
 
 
 def leaves(tree: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:

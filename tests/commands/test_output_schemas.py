@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from renderer.commands.schemas import OUTPUT_SCHEMAS, OUTPUTS, output_schema_file
+from renderer.model import JSON_API_VERSION
 from tests.conftest import OVERLAYS, REPO
 
 SAMPLES = sorted(p.name for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())
@@ -60,7 +61,7 @@ def test_field_names_are_the_same_everywhere(name: str) -> None:
     schema = _schema(name)
     assert not _keys(schema) & LOCATION_SPELLINGS
     if "apiVersion" in schema["required"] and name != "render":
-        assert schema["properties"]["apiVersion"]["const"] == "cozy-render/v1"
+        assert schema["properties"]["apiVersion"]["const"] == JSON_API_VERSION  # the one the code writes
     finding = (schema.get("definitions") or {}).get("finding")
     if finding:
         assert {"cluster", "code", "severity", "message", "file", "line", "column"} <= set(finding["properties"])

@@ -37,7 +37,7 @@ def test_unchanged_files_are_hashed_once_per_process(shipped: Path, monkeypatch:
     hashed = _hashed(monkeypatch)
     first = variants.Variants().load("hubble/values.yaml")
     count = len(hashed)
-    assert count == len(variants._bundle())
+    assert count == len(variants.bundle_index())
     assert variants.Variants().load("hubble/values.yaml") == first
     assert len(hashed) == count
 
@@ -61,4 +61,4 @@ def test_a_recently_changed_file_is_hashed_on_every_render(shipped: Path, monkey
     hashed = _hashed(monkeypatch)  # the copy was just written: within the racy window
     variants.Variants()
     variants.Variants()
-    assert len(hashed) == 2 * len(variants._bundle())
+    assert len(hashed) == 2 * len(variants.bundle_index())

@@ -16,7 +16,8 @@ def test_every_package_with_modelled_component_values_is_listed() -> None:
     """``_platform_values`` answers at once for Packages outside ``_COMPONENT_VALUES_OF``: the list must
     name every Package one of its branches handles."""
     source = inspect.getsource(PlatformFacts._platform_values)
-    branches = set(re.findall(r'name == "([^"]+)"', source))
+    branches = {text or getattr(platform, constant)  # a branch names a Package or a renderer.model constant
+                for text, constant in re.findall(r'name == (?:"([^"]+)"|([A-Z_]+)\b)', source)}
     assert branches and branches == set(platform._COMPONENT_VALUES_OF)
 
 

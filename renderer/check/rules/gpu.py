@@ -18,11 +18,11 @@ from typing import Any
 
 from renderer.check.rules import Hit, RuleContext, rule
 from renderer.errors import ERROR, WARNING
-from renderer.model import GPU_OPERATOR, PLATFORM_PACKAGE, Emitted
+from renderer.model import GPU_KNOBS, GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, VGPU_ONLY_KNOBS, Emitted
 from renderer.platform_chart.gotemplate import go_quote
 from renderer.resolve.platform import PlatformFacts, go_format, go_truthy
+from renderer.tree import dig
 
-HAMI = "cozystack.hami"
 KUBEVIRT = "cozystack.kubevirt"
 OPERATOR_NAMESPACE = "cozy-gpu-operator"  # install.namespace of sources/gpu-operator.yaml
 TALOS_DRIVER_DIR = "/var/nvidia-driver"
@@ -30,9 +30,6 @@ UPSTREAM_DRIVER_DIR = "/run/nvidia/driver"  # NVIDIA gpu-operator values.yaml ho
 COMPAT_DAEMONSET = "nvidia-driver-compat"
 DCGM_CONFIGMAP = "dcgm-custom-metrics"
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
-KNOBS = ("replaceDefaults", "permittedHostDevices", "mediatedDevicesConfiguration", "vgpuManager",
-         "vgpuDeviceManager")
-VGPU_ONLY_KNOBS = ("vgpuManager", "vgpuDeviceManager")
 APPS_API = "apps.cozystack.io/v1alpha1"
 
 # Exact text of templates/bundles/iaas.yaml L41-43 (PLT-03), so users recognise the chart's failure.
@@ -47,14 +44,6 @@ SRC_HOST_DRIVER_DOC = f"{SRC_W}operations/troubleshooting/gpu-operator-host-driv
 SRC_VGPU_DOC = f"{SRC_W}virtualization/vgpu.md"
 SRC_GPU_DOC = f"{SRC_W}virtualization/gpu.md"
 SRC_EXAMPLES = f"{SRC_C}packages/system/gpu-operator/examples/ (values-native-talos.yaml, README.md)"
-
-
-def dig(node: Any, *path: Any) -> Any:
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
 
 
 class GpuView:
@@ -145,10 +134,10 @@ class GpuView:
     def knob_keys(self) -> list[str]:
         """Forwarded knobs the user set, in either place."""
         platform_gpu = self.overlay.get("platform", "values", "gpu")
-        keys = {k for k in KNOBS if self.overlay.get("gpu", k) is not None}
+        keys = {k for k in GPU_KNOBS if self.overlay.get("gpu", k) is not None}
         if isinstance(platform_gpu, dict):
-            keys |= {k for k in KNOBS if platform_gpu.get(k) is not None}
-        return [k for k in KNOBS if k in keys]
+            keys |= {k for k in GPU_KNOBS if platform_gpu.get(k) is not None}
+        return [k for k in GPU_KNOBS if k in keys]
 
     @cached_property
     def hami_rendered(self) -> Emitted | bool:

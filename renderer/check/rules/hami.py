@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from renderer.check.rules import Hit, RuleContext, rule
-from renderer.check.rules.gpu import APPS_API, SRC_C, SRC_CONTAINER_DOC, SRC_W, dig, gpu_view
+from renderer.check.rules.gpu import APPS_API, SRC_C, SRC_CONTAINER_DOC, SRC_W, gpu_view
 from renderer.errors import ERROR
+from renderer.tree import dig
 
 # Exact text of packages/apps/kubernetes/templates/helmreleases/hami.yaml (HAMI-03).
 HAMI03_MESSAGE = "addons.hami requires addons.gpuOperator to be enabled"

@@ -16,6 +16,7 @@ from renderer.errors import ERROR, WARNING
 from renderer.model import OWNERSHIP_ANNOTATION, PLATFORM_PACKAGE, Emitted
 from renderer.resolve.features.hubble import HUBBLE_PATH, NETWORKING
 from renderer.resolve.platform import NETWORKING_VARIANT
+from renderer.tree import dig
 
 _C = "C:"  # cozystack/cozystack @ 3c780acd417f086f8f18d040d0d7020ff55d3ba3
 _W = "W:"  # cozystack/website @ aa0d9e1be37f3ab18e663c092f39c09e444c739f, content/en/docs/next/
@@ -28,20 +29,12 @@ SRC_CILIUM_VALUES = "cilium chart 1.19.5 values.yaml (hubble.metrics.serviceMoni
 DASHBOARD_LABELS = ("source_workload", "destination_workload")
 
 
-def _get(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
 def _hubble_on(ctx: RuleContext) -> list[tuple[Emitted, dict[str, Any]]]:
     """Every rendered cozystack.networking that switches Hubble on, with its hubble values."""
     out = []
     for e in ctx.packages():
         if e.name == NETWORKING:
-            hubble = _get(e.obj, HUBBLE_PATH)
+            hubble = dig(e.obj, *HUBBLE_PATH)
             if isinstance(hubble, dict) and hubble.get("enabled") is True:
                 out.append((e, hubble))
     return out
@@ -67,11 +60,11 @@ def hub_01(ctx: RuleContext) -> Iterator[Hit]:
     for e in ctx.packages():
         if not e.is_package(PLATFORM_PACKAGE):
             continue
-        values = _get(e.obj, ("spec", "components", "platform", "values"))
+        values = dig(e.obj, "spec", "components", "platform", "values")
         if not isinstance(values, dict):
             continue
         for parent in ((), ("networking",)):
-            node = _get(values, parent)
+            node = dig(values, *parent)
             if not isinstance(node, dict):
                 continue
             for key in ("cilium", "hubble"):
@@ -140,7 +133,7 @@ def hub_02(ctx: RuleContext) -> Iterator[Hit]:
 )
 def hub_03(ctx: RuleContext) -> Iterator[Hit]:
     for e, hubble in _hubble_on(ctx):
-        enabled = _get(hubble, ("metrics", "enabled"))
+        enabled = dig(hubble, "metrics", "enabled")
         if not enabled:
             yield Hit("Dashboards need the metrics list: hubble.metrics.enabled is empty, so Hubble exports "
                       "nothing.", e, HUBBLE_PATH + ("metrics", "enabled"))
@@ -172,7 +165,7 @@ def hub_03(ctx: RuleContext) -> Iterator[Hit]:
 )
 def hub_04(ctx: RuleContext) -> Iterator[Hit]:
     for e, hubble in _hubble_on(ctx):
-        if _get(hubble, ("metrics", "enabled")) and _get(hubble, ("metrics", "serviceMonitor", "enabled")) is not True:
+        if dig(hubble, "metrics", "enabled") and dig(hubble, "metrics", "serviceMonitor", "enabled") is not True:
             yield Hit("No ServiceMonitor will be created; Grafana dashboards stay empty "
                       "(set hubble.metrics.serviceMonitor.enabled: true).",
                       e, HUBBLE_PATH + ("metrics", "serviceMonitor", "enabled"))

@@ -24,7 +24,7 @@ from renderer.check.rules.common import (
     written_variant,
 )
 from renderer.errors import ERROR, WARNING
-from renderer.model import GPU_OPERATOR, PACKAGE_API, PLATFORM_PACKAGE, Emitted
+from renderer.model import GPU_OPERATOR, HAMI, PACKAGE_API, PLATFORM_PACKAGE, Emitted
 
 _SOURCE_TYPES = "C:api/v1alpha1/package_types.go (scope=Cluster)"
 _RECONCILER = "C:internal/operator/package_reconciler.go"
@@ -33,7 +33,7 @@ COMPONENT_FIELDS = ("enabled", "values")
 # A rule that checks the same thing more specifically for one Package reports it instead (report once).
 _SPECIFIC_VARIANT_RULES = {GPU_OPERATOR: "GPU-01", PLATFORM_PACKAGE: "PLT-02"}
 # Likewise for a dependency: (package, dependency) -> the rule that explains that one missing edge.
-_SPECIFIC_DEPENDENCY_RULES = {("cozystack.hami", GPU_OPERATOR): "HAMI-02"}
+_SPECIFIC_DEPENDENCY_RULES = {(HAMI, GPU_OPERATOR): "HAMI-02"}
 
 
 def _deferred(name: str) -> bool:

@@ -30,6 +30,7 @@ from renderer.errors import ERROR, WARNING
 from renderer.model import GPU_OPERATOR, PACKAGE_API, PLATFORM_PACKAGE
 from renderer.platform_chart.model import go_quote, go_type
 from renderer.resolve.platform import ISP_FULL_VARIANTS, SYSTEM_VARIANTS, go_format, go_truthy
+from renderer.tree import dig
 
 _MAIN = "C:cmd/cozystack-operator/main.go"
 _IAAS = "C:packages/core/platform/templates/bundles/iaas.yaml"
@@ -54,10 +55,7 @@ def _values_hit(ctx: RuleContext, message: str, *paths: tuple[str, ...], severit
         return Hit(message, overlay_path=("platform",), severity=severity)
     values = ((spec_of(platform).get("components") or {}).get("platform") or {}).get("values")
     for path in paths:
-        node: Any = values
-        for key in path:
-            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
-        if node is not _MISSING:
+        if dig(values, *path, default=_MISSING) is not _MISSING:
             return Hit(message, platform, _VALUES + path, severity=severity)
     return Hit(message, platform, variant_hit_path(platform), severity=severity)
 
@@ -443,7 +441,7 @@ def plt_11(ctx: RuleContext) -> Iterator[Hit]:
         components = spec_of(e).get("components")
         conflicts = 0
         for path, platform_value in sorted(rendered.values.items()):
-            ours = _walk(components, path)
+            ours = dig(components, *path, default=_MISSING)
             if ours is _MISSING or _same(ours, platform_value) or (e.name, str(path[-1])) in not_compared:
                 continue
             conflicts += 1
@@ -471,15 +469,6 @@ def _is_patch(obj: dict[str, Any]) -> bool:
 
     annotations = (obj.get("metadata") or {}).get("annotations") if isinstance(obj.get("metadata"), dict) else None
     return isinstance(annotations, dict) and annotations.get(OWNERSHIP_ANNOTATION) == "patch"
-
-
-def _walk(tree: Any, path: tuple[Any, ...]) -> Any:
-    node = tree
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return _MISSING
-        node = node[key]
-    return node
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -751,17 +740,17 @@ def plt_18(ctx: RuleContext) -> Iterator[Hit]:
         if platform is not None else None
     if not isinstance(values, dict):
         return
-    from renderer.resolve.platform import _per_chart
+    from renderer.resolve.platform import per_chart
 
     # The chart's defaults for the variant: one tree per chart version and variant, read only here.
-    defaults = _per_chart(f.chart, ("defaults", f.variant), lambda: f.chart.effective_values(f.variant, {}))
+    defaults = per_chart(f.chart, ("defaults", f.variant), lambda: f.chart.effective_values(f.variant, {}))
     refused = [p.key for p in f.chart_problems if p.key]
     reported: set[tuple[str, ...]] = set()
     for template, path in f.chart.unchecked_reads():
         keys = tuple(path.split("."))
         for depth in range(1, len(keys) + 1):
             prefix = keys[:depth]
-            written = _walk(values, prefix)
+            written = dig(values, *prefix, default=_MISSING)
             if written is _MISSING or written is None:
                 break  # not set here (null deletes the key: the template sees no value)
             if depth < len(keys):
@@ -769,7 +758,7 @@ def plt_18(ctx: RuleContext) -> Iterator[Hit]:
                     continue
                 expected = "map"  # the template walks into it
             else:
-                default = _walk(defaults, prefix)
+                default = dig(defaults, *prefix, default=_MISSING)
                 if default is _MISSING or default is None:
                     break
                 expected = go_kind(default)

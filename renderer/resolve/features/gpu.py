@@ -24,16 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.errors import fail
-from renderer.model import GPU_OPERATOR, Derived
+from renderer.model import GPU_KNOBS, GPU_OPERATOR, GPU_OPERATOR_COMPONENT, HAMI, Derived
 from renderer.resolve.features.context import FeatureContext
 from renderer.tree import copy_tree, helm_merge
 
-HAMI = "cozystack.hami"
 BUNDLE_VARIANTS = ("default", "vgpu")
-# The gpu.* keys templates/bundles/iaas.yaml reads from platform values (reference (c), `gpu.*` table).
-FORWARDED_KNOBS = ("replaceDefaults", "permittedHostDevices", "mediatedDevicesConfiguration",
-                   "vgpuManager", "vgpuDeviceManager")
-COMPONENT = "gpu-operator"  # the PackageSource's single component (sources/gpu-operator.yaml)
 
 CONTAINER_PACKAGE = "gpu/container-package.yaml"
 VERIFY_JOB = "gpu/verify-cuda-job.yaml"  # gpu.verify: the documentation's sample CUDA pod as a Job
@@ -117,7 +112,7 @@ def _bundle_route(ctx: FeatureContext, gpu: dict[str, Any], variant: str) -> Non
     ctx.enable(GPU_OPERATOR, at)
     iaas["gpuOperatorVariant"] = variant
     ctx.derive(("bundles", "iaas", "gpuOperatorVariant"), "gpu", _VARIANT, f"bundle route for gpu.variant: {variant}")
-    knobs = {k: copy_tree(gpu[k]) for k in FORWARDED_KNOBS if k in gpu}
+    knobs = {k: copy_tree(gpu[k]) for k in GPU_KNOBS if k in gpu}
     if knobs:
         platform_gpu = values.setdefault("gpu", {})
         for key, value in knobs.items():
@@ -134,14 +129,14 @@ def _with_values(package: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]
     if not extra:
         return package
     spec = package.setdefault("spec", {})
-    component = spec.setdefault("components", {}).setdefault(COMPONENT, {})
+    component = spec.setdefault("components", {}).setdefault(GPU_OPERATOR_COMPONENT, {})
     component["values"] = helm_merge(component.get("values") or {}, extra)
     return package
 
 
 def _package_origins() -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
     return [
-        (("spec", "components", COMPONENT, "values"), _VALUES),
+        (("spec", "components", GPU_OPERATOR_COMPONENT, "values"), _VALUES),
         (("spec", "variant"), _VARIANT),
         ((), _VARIANT),
     ]
