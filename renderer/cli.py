@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from renderer import __version__
+from renderer.formats import formats
 
 
 def _kubernetes_version(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -59,6 +60,11 @@ SHARED: dict[str, Callable[[Any], Any]] = {
                           help="With --all: only shard K of N of the fleet (by a hash of each cluster's path), "
                                "for a CI matrix; `cozy-render merge` joins the shards' -o json reports."),
 }
+
+
+def _formats(*subjects: str) -> click.Choice:
+    """``-o``'s choices: the formats registered for what the command prints (``renderer.formats``)."""
+    return click.Choice(list(dict.fromkeys(fmt for subject in subjects for fmt in formats(subject))))
 
 
 def _complete_clusters(incomplete: str) -> list[Any]:
@@ -114,7 +120,7 @@ def main() -> None:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+@click.option("-o", "--output", "fmt", type=_formats("objects"), default=None,
               help="stdout format: a YAML stream (default) or a JSON v1 List (with --annotate: every value with "
                    "its provenance). Not with --out.")
 @click.option("--annotate", is_flag=True,
@@ -143,7 +149,7 @@ def render(**options: Any) -> int:
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+@click.option("-o", "--output", "fmt", type=_formats("findings"), default="text",
               show_default=True,
               help="text: file:line:col lines on stderr; json: findings on stdout; github: workflow annotations.")
 @click.option("--all", "all_clusters", is_flag=True, help="PATH is an overlay tree: check every cluster.")
@@ -165,8 +171,8 @@ def check(**options: Any) -> int:
 @click.argument("pointer", required=False)
 @click.option("--rendered", is_flag=True,
               help="Explain the rendered output: KEY is KIND/NAME (or KIND/NAMESPACE/NAME), POINTER a JSON pointer.")
-@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format.")
+@click.option("-o", "--output", "fmt", type=_formats("explain", "explain-rendered"), default="text",
+              show_default=True, help="Output format.")
 @shared("variants", "root")
 @runs
 def explain(**options: Any) -> int:
@@ -187,7 +193,7 @@ def explain(**options: Any) -> int:
 
 @main.command()
 @click.argument("code", required=False, shell_complete=lambda ctx, param, incomplete: _complete_codes(incomplete))
-@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("-o", "--output", "fmt", type=_formats("rules"), default="text", show_default=True,
               help="Output format (json: id, severity, family, summary, explanation, sources).")
 @runs
 def rules(code: str | None, fmt: str) -> int:
@@ -392,7 +398,7 @@ def cmp_parameters() -> int:
 @click.option("--ignore", "ignore", multiple=True, metavar="[KIND[/NS]/NAME:]POINTER",
               help="Never report this JSON pointer (repeatable); adds to the overlay's diff.ignore.")
 @click.option("--show-secrets", is_flag=True, help="Show Secret values instead of *** masks.")
-@click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]),
+@click.option("-o", "--output", type=_formats("diff", "review"),
               help="Output format (default: text); markdown, a pull-request comment, needs --base.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]),
               help="Colour the diff (default auto: on a terminal, unless NO_COLOR is set).")
@@ -449,7 +455,7 @@ def diff(**options: Any) -> int:
 
 @main.command()
 @shared("path", "all_clusters")
-@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("-o", "--output", "fmt", type=_formats("inputs"), default="text", show_default=True,
               help="text: one path per line (with --all: cluster<TAB>path); json: {clusters: [...]}.")
 @shared("variants", "root")
 @runs
@@ -465,7 +471,7 @@ def inputs(**options: Any) -> int:
 @main.command("ls")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path),
                 shell_complete=lambda ctx, param, incomplete: _complete_clusters(incomplete))
-@click.option("-o", "--output", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+@click.option("-o", "--output", "fmt", type=_formats("clusters"), default="table", show_default=True,
               help="A table, or JSON (the same in a pipe and on a terminal).")
 @click.option("--sort", type=click.Choice(["name", "os", "platform", "version", "gpu", "hubble", "vlans", "errors",
                                            "warnings"]), default="name", show_default=True,
@@ -618,7 +624,7 @@ _add_examples(main)
 
 @main.command()
 @shared("path")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json", "table"]), default="yaml",
+@click.option("-o", "--output", "fmt", type=_formats("effective", "effective-run"), default="yaml",
               show_default=True, help="yaml: the Packages as a stream; json: with origin and components; table.")
 @click.option("--platform-chart", "platform_chart", type=click.Path(file_okay=False, path_type=Path),
               help="A copy of Cozystack's packages/core/platform/ to use instead of the vendored version.")
@@ -652,7 +658,7 @@ _add_examples(main)  # EXAMPLES already names the two commands above
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
               help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
 @click.option("--context", help="kubeconfig context (default: live.context, the cluster's name, or the current one).")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), help="Output format (default: text).")
+@click.option("-o", "--output", type=_formats("doctor"), help="Output format (default: text).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="One deadline in seconds for the whole command from its start: the render, every cluster, "
                    "request and retry (default: 60).")

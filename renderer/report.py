@@ -1,16 +1,18 @@
-"""How results reach the user: one registry of reporters, keyed by what is reported and the format.
+"""How results reach the user: the findings' and the rendered objects' reporters.
 
-A reporter is a function ``(payload, streams) -> None`` registered with ``@reporter(subject, fmt)``;
-commands call ``show(subject, fmt, payload)`` and never choose a format themselves, so a new format
-is one reporter (as check-jsonschema's reporter registry does it). The core only returns or raises
-findings; this module and the command bodies print.
+The registry itself (``reporter``, ``show``, ``formats``, ``Streams``, and ``FORMATS``, every subject's
+formats) is ``renderer.formats``, re-exported here for the command bodies: a command calls
+``show(subject, fmt, payload)`` and never chooses a format itself. The core only returns or raises
+findings; the reporters print.
 
-Subjects and their formats:
+Subjects here:
 
 - ``findings``: ``text`` (stderr, one ``file:line:col: severity[CODE]: message`` per distinct
   finding; grouped, with a summary line, when a person watches a fleet), ``json`` and ``github``
   (workflow commands) on stdout, where CI reads them. The payload is a ``FindingsReport``.
 - ``objects``: ``yaml`` (a stream) and ``json`` (a ``v1`` List) on stdout.
+- ``fleet``: ``render --all`` on stdout, every object marked with its cluster (``render.fleet_stream``).
+- ``annotated``: ``render --annotate``, every value with where it came from.
 """
 
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
@@ -18,41 +20,12 @@ Subjects and their formats:
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from renderer.errors import ERROR, WARNING, Finding
+from renderer.formats import FORMATS, Streams, formats, reporter, show, shown  # noqa: F401 - the commands'
 from renderer.model import JSON_API_VERSION  # the commands read it here too
-
-FORMATS = ("text", "json", "github")
-
-
-class Streams(NamedTuple):
-    stdout: TextIO
-    stderr: TextIO
-
-
-Reporter = Callable[[Any, Streams], None]
-_REPORTERS: dict[tuple[str, str], Reporter] = {}
-
-
-def reporter(subject: str, fmt: str) -> Callable[[Reporter], Reporter]:
-    def register(fn: Reporter) -> Reporter:
-        _REPORTERS[subject, fmt] = fn
-        return fn
-
-    return register
-
-
-def formats(subject: str) -> list[str]:
-    return [fmt for (s, fmt) in _REPORTERS if s == subject]
-
-
-def show(subject: str, fmt: str, payload: Any, streams: Streams | None = None) -> None:
-    """Print ``payload`` with the reporter registered for (``subject``, ``fmt``)."""
-    _REPORTERS[subject, fmt](payload, streams or Streams(sys.stdout, sys.stderr))
-
 
 # --- findings ----------------------------------------------------------------------------------------
 
@@ -94,6 +67,7 @@ def strict_labelled(findings: list[Finding], strict: bool, setting: str = "--str
     if not strict:
         return list(findings)
     return [f._replace(message=f"{f.message} (fails: {setting})") if f.severity == WARNING else f for f in findings]
+
 
 def write(findings: list[Finding], fmt: str = "text", stream: TextIO | None = None) -> None:
     """Untagged findings (a refusal, render's warnings) in ``fmt``; ``text`` goes to stderr."""

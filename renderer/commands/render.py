@@ -7,7 +7,6 @@ and replays its bytes, never a different render.
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -36,7 +35,6 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
     if req.out is None and not req.all_clusters and req.variants is None and not req.annotate and req.chart in (None, "model") \
             and req.helm is None:
         return write_cached(req, req.path, req.root, lambda: _stream(req), cache_key)
-    from renderer import output
     from renderer.commands import fleet
 
     sharded_json = part is not None and req.out is not None and req.fmt == "json"  # a report for `merge`
@@ -167,7 +165,8 @@ def _annotated_yaml(annotated: Annotated, streams: report.Streams) -> None:
     from renderer.emit import provenance
 
     results = annotated.results
-    stream = fleet_stream(results) if annotated.all_clusters else output.to_yaml([o for r in results for o in r.manifests])
+    objects = [o for r in results for o in r.manifests]
+    stream = fleet_stream(results) if annotated.all_clusters else output.to_yaml(objects)
     streams.stdout.write(provenance.annotate(stream, results))
 
 
@@ -203,7 +202,6 @@ def _options(req: RenderRequest, part: object = None) -> "Options":
 
 
 def _stream(req: RenderRequest) -> Produced:
-    from renderer import output
     from renderer.pipeline import run
 
     done = run(req.path, _options(req))

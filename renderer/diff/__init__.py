@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
+from renderer import formats
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, WARNING, Finding, RenderError
 from renderer.escape import printable
 from renderer.model import OWNERSHIP_ANNOTATION
@@ -38,17 +39,10 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     if failures and not outcomes:
         raise RenderError(failures, EXIT_INPUT)  # nothing was read: nothing on stdout
     findings = [f for o in outcomes for f in o.findings]
-    external = _external_diff() if request.output == "text" else None
-    if request.output == "json":
-        out.write(report.as_json(outcomes, findings + failures))
-    else:
-        colour = report.use_colour(request.color, out)
-        for outcome in outcomes:
-            report.write_text(outcome, out, colour, with_diffs=external is None, header=len(jobs) > 1)
+    shown = formats.show("diff", request.output, report.DiffReport(outcomes, findings + failures, request.color,
+                                                                   len(jobs) > 1), formats.Streams(out, err))
     out.flush()
-    different = any(o.different for o in outcomes)
-    if external is not None and outcomes:
-        different = report.run_external(external, outcomes) == 1 or different
+    different = any(o.different for o in outcomes) or bool(shown)  # shown: KUBECTL_EXTERNAL_DIFF's verdict
     for outcome in outcomes:  # the context a live diff used, every time (issue 18 item 7)
         if outcome.source:
             err.write(printable(f"diff: {outcome.cluster}: compared with {outcome.source}") + "\n")
@@ -133,7 +127,7 @@ def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     """
     if request.delivery == "flux":
         # What Flux applies is `render --out`'s folder: objects holding ${ carry the substitute mark.
-        from renderer.output.flux import disable_substitution
+        from renderer.check.flux import disable_substitution
 
         return disable_substitution(_desired_objects(result, request))
     return _desired_objects(result, request)
@@ -328,9 +322,3 @@ class _Progress:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
         self.on = False  # a job still running past the deadline writes nothing after the report
-
-
-def _external_diff() -> str | None:
-    import os
-
-    return os.environ.get("KUBECTL_EXTERNAL_DIFF") or None

@@ -1,5 +1,5 @@
-"""Printing outcomes: a status line per object, unified diffs, a summary, or JSON; and the
-KUBECTL_EXTERNAL_DIFF hand-off, as kubectl does it."""
+"""Printing outcomes (the ``diff`` reporters of ``renderer.formats``): a status line per object,
+unified diffs, a summary, or JSON; and the KUBECTL_EXTERNAL_DIFF hand-off, as kubectl does it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from renderer.diff.compare import (
     CHANGE,
@@ -26,11 +26,41 @@ from renderer.diff.compare import (
 )
 from renderer.errors import EXIT_INPUT, Finding, RenderError
 from renderer.escape import printable
+from renderer.formats import Streams, reporter
 
 RED, GREEN, CYAN, BOLD, YELLOW, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[33m", "\x1b[0m"
 _STATUS_COLOUR = {CREATE: GREEN, CHANGE: YELLOW, ORPHANED: RED, PATCH_TARGET_MISSING: RED, SKIPPED: CYAN,
                   UNCHANGED: ""}
 WIDTH = max(len(t) for t in STATUS_TEXT.values())
+
+
+class DiffReport(NamedTuple):
+    """What the live diff prints: each cluster's outcome, every finding and failure (JSON carries them;
+    text leaves them to stderr), ``--color``, and whether several clusters need a header each."""
+
+    outcomes: list[Outcome]
+    findings: list[Finding]
+    color: str = "auto"
+    several: bool = False
+
+
+@reporter("diff", "json")
+def _json(report: DiffReport, streams: Streams) -> None:
+    streams.stdout.write(as_json(report.outcomes, report.findings))
+
+
+@reporter("diff", "text")
+def _text(report: DiffReport, streams: Streams) -> bool:
+    """Status lines and diffs; with KUBECTL_EXTERNAL_DIFF set the diffs are that program's, run once on
+    every cluster's objects after the status lines (as kubectl hands them off). Returns whether the program
+    found differences."""
+    out = streams.stdout
+    external = os.environ.get("KUBECTL_EXTERNAL_DIFF") or None
+    colour = use_colour(report.color, out)
+    for outcome in report.outcomes:
+        write_text(outcome, out, colour, with_diffs=external is None, header=report.several)
+    out.flush()
+    return external is not None and bool(report.outcomes) and run_external(external, report.outcomes) == 1
 
 
 def use_colour(choice: str, stream: TextIO) -> bool:

@@ -1,7 +1,7 @@
 """``render --out DIR --check``: what differs between DIR and what a render would write there.
 
 Only regular files inside the folder are read, never what a link points at (OUT-LINK names it); the
-report is the ``stale`` subject of the format registry (``renderer.output.formats``): text with a
+report is the ``stale`` subject of the format registry (``renderer.formats``): text with a
 unified diff per file on stderr, or a ``StaleFiles`` JSON document on stdout.
 """
 
@@ -15,9 +15,8 @@ from typing import Any, TextIO
 
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, RenderError
 from renderer.escape import json_text, printable, quote
+from renderer.formats import Streams, reporter, show
 from renderer.load.yamlio import display_path
-from renderer.model import JSON_API_VERSION
-from renderer.output.formats import Streams, reporter, show
 from renderer.output.guard import MARK, _out_error, _write_error, cluster_folders
 
 # --check reads at most this much of one committed file, and diffs files of at most this many lines
@@ -217,6 +216,8 @@ def check_report(out: Path, files: dict[str, str], fmt: str = "yaml", stdout: Te
 def _stale_json(entries: list[dict[str, Any]], streams: Streams) -> None:
     """A ``StaleFiles`` document on stdout (``cozy-render schema output render-check``); committed names are
     input: a non-UTF-8 one is escaped, not a crash."""
+    from renderer.model import JSON_API_VERSION  # here: at the top it would load the overlay loader with -o
+
     streams.stdout.write(json_text({"apiVersion": JSON_API_VERSION, "kind": "StaleFiles", "stale": entries},
                                    indent=2, ensure_ascii=False) + "\n")
 

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+from renderer import formats
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Finding, RenderError
 
 if TYPE_CHECKING:
@@ -80,13 +81,8 @@ def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO |
 
     out = stdout or sys.stdout
     result = collect(request)
-    command = report.rerun_command(request)
-    if request.output == "json":
-        out.write(report.as_json(result))
-    elif request.output == "markdown":
-        out.write(report.as_markdown(result, command, request.markdown_limit))
-    else:
-        report.write_text(result, out, report.use_colour(request.color, out))
+    payload = report.ReviewReport(result, report.rerun_command(request), request.markdown_limit, request.color)
+    formats.show("review", request.output, payload, formats.Streams(out, _stderr or sys.stderr))
     out.flush()
     if request.fail_on_new_errors:
         return EXIT_FINDINGS if any(c.new_errors for c in result.clusters) else EXIT_OK

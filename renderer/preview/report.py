@@ -55,9 +55,10 @@ import shlex
 from typing import Any, NamedTuple, TextIO
 
 from renderer.diff.compare import CHANGE, CREATE, ORPHANED, STATUS_TEXT, UNCHANGED, ref
-from renderer.diff.report import use_colour  # noqa: F401 - the preview's --color is diff's (renderer.preview uses it)
+from renderer.diff.report import use_colour  # the preview's --color is diff's
 from renderer.errors import Finding
 from renderer.escape import json_text, markdown_code, markdown_fence, markdown_text, printable
+from renderer.formats import Streams, reporter
 from renderer.model import JSON_API_VERSION
 from renderer.preview.objects import ObjectChange, counts
 from renderer.preview.platform import ADDED, CHANGED, REMOVED, PlatformDelta
@@ -251,6 +252,32 @@ def _rename_lines(c: ClusterReview) -> list[str]:
 
 
 # --- text ---------------------------------------------------------------------------------------
+
+
+class ReviewReport(NamedTuple):
+    """What ``diff --base`` prints: the review, the command that reruns it (the comment names it), the
+    Markdown size limit, and ``--color``."""
+
+    review: Review
+    command: str
+    markdown_limit: int
+    color: str = "auto"
+
+
+@reporter("review", "json")
+def _json(report: ReviewReport, streams: Streams) -> None:
+    streams.stdout.write(as_json(report.review))
+
+
+@reporter("review", "markdown")
+def _markdown(report: ReviewReport, streams: Streams) -> None:
+    """A pull-request comment (needs --base: the command line refuses it without)."""
+    streams.stdout.write(as_markdown(report.review, report.command, report.markdown_limit))
+
+
+@reporter("review", "text")
+def _text(report: ReviewReport, streams: Streams) -> None:
+    write_text(report.review, streams.stdout, use_colour(report.color, streams.stdout))
 
 
 def write_text(review: Review, out: TextIO, colour: bool) -> None:

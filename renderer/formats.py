@@ -7,9 +7,10 @@ returns None, or what its caller needs back from printing (the live diff's exter
 
 ``FORMATS`` declares each subject's formats (in ``-o`` order, the default first) without importing the
 modules that hold the reporters, so the command line offers ``formats(subject)`` as its ``-o`` choices
-at start-up for the price of this module; ``reporter`` refuses an undeclared pair, and
-tests/output/test_formats.py proves every declared pair has its reporter. It sits in the output stage,
-below the drivers (``renderer.diff``, ``renderer.preview``), which register reporters of their own.
+at start-up for the price of this module (no project import, so not the output package's YAML
+loader either); ``reporter`` refuses an undeclared pair, and tests/test_formats.py proves every
+declared pair has its reporter. It sits with the output stage, below the drivers (``renderer.diff``,
+``renderer.preview``), which register reporters of their own.
 """
 
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
@@ -33,7 +34,8 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "rules": ("text", "json"),  # rules [CODE] (renderer.commands.rules)
     "inputs": ("text", "json"),  # (renderer.commands.inputs)
     "clusters": ("table", "json"),  # ls (renderer.commands.ls)
-    "effective": ("yaml", "json", "table"),  # (renderer.commands.effective)
+    "effective": ("yaml", "json", "table"),  # one cluster's set (renderer.commands.effective)
+    "effective-run": ("yaml", "json", "table"),  # every cluster's, in order; --all -o json one list (same)
     "doctor": ("text", "json"),  # (renderer.commands.doctor)
     "diff": ("text", "json"),  # the live diff (renderer.diff.report)
     "review": ("text", "json", "markdown"),  # diff --base (renderer.preview.report)
