@@ -1,11 +1,10 @@
 """One module of a library without running its package's ``__init__`` first.
 
 ``import fastjsonschema.exceptions`` runs ``fastjsonschema/__init__.py`` before it, and that imports
-every schema compiler and ``decimal``: about 4 ms of each cold render, which only needs the two
-exception classes its generated validators raise (issue 24). ``import ruamel.yaml.constructor`` runs
-``ruamel/yaml/__init__.py``, which imports the ``YAML`` front end, the dumpers and ``pathlib``-based
-helpers: several milliseconds more, where reading overlays needs only libyaml's parser and the
-constructor (``renderer.load.yamlio``).
+every schema compiler and ``decimal``, which a cold render does not need: it needs only the two
+exception classes its generated validators raise (``renderer.jsonschema_runtime``; what that saves
+is measured in docs/startup-budget.md). Only fastjsonschema is read this way: it relies on nothing but
+Python's import system, not on the library's internals.
 
 ``submodule`` registers the package with its ``__init__`` not yet run and imports the one module. The
 first time anything asks the package for a name it does not hold yet (``fastjsonschema.compile``,
@@ -20,34 +19,26 @@ from importlib import import_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from types import ModuleType
-    from typing import Any
 
 
-def submodule(package: str, name: str, early: Callable[[str], dict[str, Any] | None] | None = None) -> ModuleType:
-    """``package.name``, imported without ``package``'s ``__init__`` when the package is not loaded yet.
-
-    ``early``, given the ``__init__`` file's path, returns names the package must offer before its
-    ``__init__`` runs (a module that reads one at import or in a constructor); the ``__init__`` sets the
-    same names when it runs. When it returns None the package is imported whole.
-    """
+def submodule(package: str, name: str) -> ModuleType:
+    """``package.name``, imported without ``package``'s ``__init__`` when the package is not loaded yet."""
     if package not in sys.modules:
-        _defer_init(package, early)
+        _defer_init(package)
     return import_module(f"{package}.{name}")
 
 
-def _defer_init(package: str, early: Callable[[str], dict[str, Any] | None] | None) -> None:
+def _defer_init(package: str) -> None:
     parent, _, child = package.rpartition(".")
-    search = import_module(parent).__path__ if parent else None  # `ruamel`: a namespace package, nothing to run
+    search = import_module(parent).__path__ if parent else None
     spec = None
     for finder in sys.meta_path:  # how `import` finds it
         find = getattr(finder, "find_spec", None)
         spec = find(package, search) if find else None
         if spec is not None:
             break
-    names = early(spec.origin) if early is not None and spec is not None and spec.origin else {}
-    if spec is None or spec.loader is None or not spec.submodule_search_locations or names is None:
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
         import_module(package)  # not a plain package, or not one we can read: import it the ordinary way
         return
     from _thread import RLock
@@ -71,7 +62,6 @@ def _defer_init(package: str, early: Callable[[str], dict[str, Any] | None] | No
             return own(attr)
         raise AttributeError(f"module {package!r} has no attribute {attr!r}")
 
-    module.__dict__.update(names)
     module.__getattr__ = complete  # type: ignore[method-assign]  # PEP 562: consulted for missing names
     sys.modules[package] = module
     if parent:

@@ -1,5 +1,5 @@
-"""renderer.lightimport and renderer.jsonschema_runtime: the validators' run-time names without the
-libraries' heavy imports, and the same classes once the whole library is imported (issue 24)."""
+"""renderer.lightimport and renderer.jsonschema_runtime: the validators' run-time names without
+fastjsonschema's compilers, and the same classes once the whole library is imported."""
 
 from __future__ import annotations
 
@@ -94,40 +94,3 @@ def test_rewrite_refuses_code_it_does_not_recognise() -> None:
         validate("b")
     with pytest.raises(ValueError, match="no longer imports"):
         jsonschema_runtime.rewrite(code.replace("from decimal import Decimal\n", ""))
-
-
-def test_ruamel_yaml_version_is_read_as_its_init_states_it() -> None:
-    """The safe constructor asks ruamel.yaml for version_info before its __init__ has run (yamlio)."""
-    import ruamel.yaml
-
-    from renderer.load import yamlio
-
-    assert yamlio._stated_version(ruamel.yaml.__file__) == {"version_info": tuple(ruamel.yaml.version_info[:3])}
-
-
-def test_overlays_read_without_the_yaml_front_end_as_with_it() -> None:
-    """renderer.load.yamlio builds ruamel's C loader itself: the same events and node graph (tags, values,
-    positions) as YAML(typ="safe"), `%YAML 1.1` documents included (ruamel's C loader resolves them by the
-    1.2 rules too), without importing the front end."""
-    out = _run("""
-        import sys
-        from renderer.load import yamlio
-        text = ("%YAML 1.1\\n---\\na: yes\\nb: 010\\nc: 0o10\\nd: 1_000\\ne: 2001-12-14\\nf: .5\\ng: ~\\n"
-                "h: !!str 5\\ni: &x {k: [1, 'q', \\"r\\"]}\\nj: *x\\n---\\n- [1, x]\\n- |\\n  block\\n")
-        def shape(node):
-            value = node.value
-            if isinstance(value, list):
-                value = [tuple(map(shape, v)) if isinstance(v, tuple) else shape(v) for v in value]
-            return (type(node).__name__, node.tag, value, node.start_mark.line, node.start_mark.column,
-                    getattr(node, "style", None), getattr(node, "flow_style", None))
-        events = [(type(e).__name__, getattr(e, "value", None), e.start_mark.line) for e in yamlio._events(text)]
-        nodes = [shape(n) for n in yamlio._nodes(text)[0]]
-        light = yamlio.load_documents(text, "f.yaml")
-        print("ruamel.yaml.main" in sys.modules, light[0][0]["a"], light[0][0]["b"], light[0][0]["h"])
-        from ruamel.yaml import YAML
-        y = YAML(typ="safe")
-        same_events = events == [(type(e).__name__, getattr(e, "value", None), e.start_mark.line) for e in y.parse(text)]
-        same_nodes = nodes == [shape(n) for n in y.compose_all(text)]
-        print(same_events, same_nodes, len(events), len(nodes))
-    """)
-    assert out.splitlines() == ["False yes 10 5", "True True 42 2"]

@@ -18,9 +18,12 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
+
 from renderer.errors import Finding, Location, RenderError
 from renderer.lazyre import lazy
-from renderer.lightimport import submodule
 from renderer.load import limits
 
 Path_ = tuple[Any, ...]
@@ -103,24 +106,22 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
                    max_documents: int = limits.MAX_DOCUMENTS) -> list[tuple[Any, Locations]]:
     """Parse a (multi-document) YAML text into plain data with positions; empty documents are dropped.
 
-    Nodes come from ruamel's C composer (libyaml), which keeps every node's start mark; plain data
-    is built from the node graph here, so positions cost nothing extra. Every node built is charged
+    Events and nodes come from ruamel's ``YAML(typ="safe")``, libyaml's C parser and composer where
+    ruamel.yaml.clib is installed, which keeps every node's start mark; plain data is built from the
+    node graph here, so positions cost nothing extra. Every node built is charged
     to the render's budget (``renderer.load.limits``). Overlays are YAML 1.2; ``yaml11`` reads a manifest
     file exactly as kubectl does (sigs.k8s.io/yaml on go-yaml v2, see ``go_resolve``).
     """
-    error = _ruamel("error")
-    MarkedYAMLError, YAMLError = error.MarkedYAMLError, error.YAMLError
-    ReaderError = _ruamel("reader").ReaderError
-
     nul = text.find("\0")
     if nul >= 0:
         raise RenderError([Finding("OVL-YAML", "file holds a NUL character",
                                    Location(display, *position(text, nul)))])
     out: list[tuple[Any, Locations]] = []
     try:
-        explicit = _scan_events(_events(text), display, max_documents)
-        nodes, constructor = _nodes(text)
-        for root in nodes:
+        reader = YAML(typ="safe")  # one per text: its constructor remembers every node it read
+        explicit = _scan_events(reader.parse(text), display, max_documents)
+        constructor = reader.constructor
+        for root in reader.compose_all(text):
             if root is None or (root.tag.endswith(":null") and not getattr(root, "value", None)):
                 continue
             locs: Locations = {}
@@ -141,81 +142,6 @@ def load_documents(text: str, display: str, *, yaml11: bool = False,
     except RecursionError:  # unreachable while MAX_DEPTH holds; kept so no input can crash the process
         raise _limit("YAML nesting is too deep", Location(display, 1, 1)) from None
     return out
-
-
-_LOADER: list[Any] = []  # the loader class, made on first use
-
-
-def _loader(text: str) -> Any:
-    """libyaml's parser and composer with ruamel's safe constructor and YAML 1.2 resolver, over ``text``:
-    the object ruamel's ``YAML(typ="safe")`` builds for each ``parse`` or ``compose_all`` call
-    (``YAML.get_constructor_parser``), made here without importing the ``YAML`` front end
-    (``renderer.lightimport``; milliseconds of every cold start, issue 24). None without ruamel's C
-    extension (not CPython): ``_events`` and ``_nodes`` then go through the front end itself."""
-    if not _LOADER:
-        _LOADER.append(_loader_class())
-    return _LOADER[0](text) if _LOADER[0] is not None else None
-
-
-def _ruamel(name: str) -> Any:
-    """``ruamel.yaml.<name>`` without the package's ``__init__`` (``renderer.lightimport``)."""
-    return submodule("ruamel.yaml", name, early=_stated_version)
-
-
-def _stated_version(init_file: str) -> dict[str, Any] | None:
-    """``version_info`` as ruamel/yaml/__init__.py states it, read without running the file: the safe
-    constructor asks for it (``ruamel.yaml.compat.version_tnf``). None (import it whole) if not found."""
-    import re
-
-    with open(init_file, encoding="utf-8") as handle:
-        found = re.search(r"\bversion_info=\((\d+), (\d+), (\d+)\)", handle.read())
-    return {"version_info": tuple(int(part) for part in found.groups())} if found else None
-
-
-def _loader_class() -> Any:
-    safe = _ruamel("constructor").SafeConstructor
-    versioned = _ruamel("resolver").VersionedResolver
-    try:
-        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # ruamel.yaml.clib, no stubs
-    except ImportError:  # pragma: no cover - CPython always has it (pyproject.toml)
-        return None
-
-    class Loader(CParser, safe, versioned):  # type: ignore[misc,valid-type]  # bases found at run time
-        def __init__(self, stream: str) -> None:
-            CParser.__init__(self, stream)
-            self._parser = self._composer = self
-            safe.__init__(self, loader=self)
-            self.allow_duplicate_keys = False  # YAML()'s default
-            versioned.__init__(self, version=None, loadumper=self)
-
-    return Loader
-
-
-def _events(text: str) -> Iterator[Any]:
-    loader = _loader(text)
-    if loader is None:  # pragma: no cover - see _loader
-        from ruamel.yaml import YAML
-
-        yield from YAML(typ="safe").parse(text)
-        return
-    while loader.check_event():
-        yield loader.get_event()
-
-
-def _nodes(text: str) -> tuple[Iterator[Any], Any]:
-    """The documents' root nodes, and the constructor that reads their scalars."""
-    loader = _loader(text)
-    if loader is None:  # pragma: no cover - see _loader
-        from ruamel.yaml import YAML
-
-        y = YAML(typ="safe")
-        return y.compose_all(text), y.constructor
-
-    def roots() -> Iterator[Any]:
-        while loader.check_node():
-            yield loader.get_node()
-
-    return roots(), loader
 
 
 _TAG = "tag:yaml.org,2002:"
@@ -503,8 +429,6 @@ def list_items(items: list[Any], locs: Locations, key: str = "items") -> list[tu
 
 def load_data_file(path: Path) -> Any:
     """Load a trusted data file shipped with cozy-render (catalogue, variant data) without positions."""
-    from ruamel.yaml import YAML
-
     return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
 
