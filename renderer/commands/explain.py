@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, NamedTuple
+import sys
+from typing import TYPE_CHECKING, Any
 
-from renderer import report
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
-from renderer.escape import json_text, printable
+from renderer.escape import has_unsafe, json_text, printable
 from renderer.model import JSON_API_VERSION as OUTPUT_API
 from renderer.requests import ExplainRequest
 
@@ -26,7 +26,7 @@ def run(req: ExplainRequest) -> int:
 
     refuse_tree(req.path)
     overlay = load_overlay(req.path, req.root)
-    prefix = _key_path(req.key, overlay.data)
+    prefix = parse_key(req.key, overlay.data)
     if req.key and overlay.get(*prefix, default=KeyError) is KeyError:
         raise RenderError([Finding("CLI-EXPLAIN", f"{req.key} is not set in the merged overlay"
                                    + _rendered_hint(req.key), overlay.locate(()))])
@@ -38,31 +38,17 @@ def run(req: ExplainRequest) -> int:
         if isinstance(value, (dict, list)):
             continue
         rows.append((path, value, loc))
-    report.show("explain", req.fmt, Explained(overlay.name, [display_path(p) for p in overlay.layers], rows))
+    if req.fmt == "json":
+        sys.stdout.write(json_text({
+            "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": overlay.name,
+            "layers": [display_path(p) for p in overlay.layers],
+            "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
+                        "line": loc.line, "column": loc.col} for path, value, loc in rows]}, indent=2) + "\n")
+        return EXIT_OK
+    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}"]
+    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in rows]
+    sys.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
     return EXIT_OK
-
-
-class Explained(NamedTuple):
-    """``explain PATH [KEY]``: the cluster, its layers as printed, and (path, value, location) per value."""
-
-    cluster: str
-    layers: list[str]
-    rows: list[tuple[tuple[str | int, ...], Any, Any]]
-
-
-@report.reporter("explain", "json")
-def _explain_json(explained: Explained, streams: report.Streams) -> None:
-    streams.stdout.write(json_text({
-        "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": explained.cluster, "layers": explained.layers,
-        "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
-                    "line": loc.line, "column": loc.col} for path, value, loc in explained.rows]}, indent=2) + "\n")
-
-
-@report.reporter("explain", "text")
-def _explain_text(explained: Explained, streams: report.Streams) -> None:
-    out = [f"# layers, applied in order: {', '.join(explained.layers)}"]
-    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in explained.rows]
-    streams.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
 
 
 def _rendered_hint(key: str) -> str:
@@ -90,7 +76,7 @@ def _rendered(req: ExplainRequest) -> int:
     if pointer is not None and not entries:
         raise RenderError([Finding("CLI-EXPLAIN", f"no rendered object has a value at {pointer}",
                                    result.overlay.locate(()))])
-    report.show("explain-rendered", req.fmt, (entries, result.overlay.name))
+    sys.stdout.write(format_entries(entries, req.fmt, result.overlay.name))
     return EXIT_OK
 
 
@@ -109,20 +95,9 @@ def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: s
 
 
 def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
-    """What ``explain --rendered -o FMT`` prints for ``entries`` (``render --annotate -o json`` embeds it)."""
-    return report.shown("explain-rendered", fmt, (entries, cluster))
-
-
-@report.reporter("explain-rendered", "json")
-def _rendered_json(payload: tuple[list[Entry], str], streams: report.Streams) -> None:
-    entries, cluster = payload
-    streams.stdout.write(json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
-                                    "values": [e.as_dict() for e in entries]}, indent=2) + "\n")
-
-
-@report.reporter("explain-rendered", "text")
-def _rendered_text(payload: tuple[list[Entry], str], streams: report.Streams) -> None:
-    entries, _ = payload
+    if fmt == "json":
+        return json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
+                          "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
     out: list[str] = []
     current = None
     for e in entries:  # names, pointers and step texts hold input: each printed on its one line
@@ -131,18 +106,23 @@ def _rendered_text(payload: tuple[list[Entry], str], streams: report.Streams) ->
             out.append(f"{'' if not out else chr(10)}# {printable(current)}\n")
         out.append(f"{printable(e.pointer or '/')} = {json.dumps(e.value)}\n")
         out += [f"    {printable(step.text)}\n" for step in e.steps]
-    streams.stdout.write("".join(out))
+    return "".join(out)
 
 
 def dotted_key(path: tuple[str | int, ...]) -> str:
-    """The key explain prints and takes back: parts joined by dots, list indexes as digits, and a part
-    that holds a dot, a double quote or only digits (a Package name such as ``cozystack.metallb``)
+    """The key explain prints and takes back (``parse_key`` reads it): parts joined by dots, list indexes
+    as digits, and a part ``_plain`` cannot hold (a Package name such as ``cozystack.metallb``)
     double-quoted as a JSON string: ``packages."cozystack.metallb".variant``."""
-    return ".".join(str(p) if isinstance(p, int) or not _needs_quotes(p) else json.dumps(p) for p in path)
+    return ".".join(str(p) if isinstance(p, int) or _plain(p) else json.dumps(p) for p in path)
 
 
-def _needs_quotes(part: str) -> bool:
-    return not part or "." in part or '"' in part or part.isdigit() or part.startswith("/")
+def _plain(part: str) -> bool:
+    """Whether a mapping key reads back unquoted as itself: not empty, no dot or double quote (the
+    syntax's own), not all digits (a list index), no leading ``/`` (a pointer), no leading or trailing
+    space (a shell or a reader drops it), and nothing ``printable`` would escape (the printed line
+    would no longer be the key; JSON's escapes are ASCII, so the quoted part survives)."""
+    return (bool(part) and "." not in part and '"' not in part and not part.isdigit()
+            and not part.startswith("/") and part == part.strip() and not has_unsafe(part))
 
 
 def to_pointer(path: tuple[str | int, ...]) -> str:
@@ -150,10 +130,10 @@ def to_pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _key_path(key: str | None, data: Any = None) -> tuple[str | int, ...]:
-    """A key as overlay path parts: a JSON pointer (``/vlans/0/id``), or dotted (``gpu.variant``,
-    ``vlans.0.id``, ``packages."cozystack.metallb".variant``). Unquoted digits index lists; in a pointer,
-    digits index a list where the overlay has one there."""
+def parse_key(key: str | None, data: Any = None) -> tuple[str | int, ...]:
+    """A key as overlay path parts, as ``dotted_key`` and ``to_pointer`` print them: a JSON pointer
+    (``/vlans/0/id``), or dotted (``gpu.variant``, ``vlans.0.id``, ``packages."cozystack.metallb".variant``).
+    Unquoted digits index lists; in a pointer, digits index a list where the overlay has one there."""
     if not key:
         return ()
     if key.startswith("/"):

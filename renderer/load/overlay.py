@@ -23,7 +23,6 @@ from renderer.errors import Finding, Location, RenderError, fail
 from renderer.load import limits
 from renderer.load.roots import CLUSTER_FILE, find_cluster_file, find_root
 from renderer.load.yamlio import KEY, Locations, Path_, describe_file_type, display_path, load_documents, read_text
-from renderer.tree import copy_tree
 
 API_VERSION = "render.cozystack.io/v1alpha1"
 KIND = "ClusterOverlay"
@@ -190,67 +189,77 @@ def _subtree_paths(value: Any, path: Path_) -> list[Path_]:
     return out
 
 
-_NOTHING = object()
+def _drop_locs(locs: Locations, path: Path_, old: Any) -> None:
+    """Forget the positions of ``path`` (which held ``old``) and everything below it.
 
-
-def _replace_locs(locs: Locations, path: Path_, old: Any, layer_locs: Locations, layer_path: Path_,
-                  new: Any = _NOTHING) -> None:
-    """Positions of ``path`` (which held ``old``) become those of ``new`` at ``layer_path`` in the layer.
-
-    Walks the two values rather than scanning every position: merging stays linear in the input
+    Walks the value rather than scanning every position: merging stays linear in the input
     (a scan per key made two 100,000-key layers take hours).
     """
     if old is not None or path in locs:
         for key in _subtree_paths(old, path):
             locs.pop(key, None)
-    if new is _NOTHING:
-        return
-    n = len(layer_path)
-    for key in _subtree_paths(new, layer_path):
-        loc = layer_locs.get(key)
+
+
+def _merged_key(raw_key: str, value: Any) -> str:
+    """The key a layer's ``raw_key`` names in the merged overlay (``key+`` on a list appends to ``key``)."""
+    return raw_key[:-1] if raw_key.endswith(APPEND_SUFFIX) and isinstance(value, list) else raw_key
+
+
+def _fresh(value: Any, locs: Locations, layer_locs: Locations, there: Path_, here: Path_) -> Any:
+    """A copy of a layer's ``value`` (at ``there``) new to the merge at ``here``, each position recorded
+    under its merged path. Its mappings follow the merge rules as if merged into an empty one, so a
+    later layer's ``key+`` finds the list this one set: ``key+`` is ``key``, and ``key`` then ``key+``
+    in one mapping append as across layers. A ``null`` inside is kept (a Helm value may mean it)."""
+    for at, to in ((there, here), (there + (KEY,), here + (KEY,))):
+        loc = layer_locs.get(at)
         if loc is not None:
-            locs[path + key[n:]] = loc
+            locs[to] = loc
+        else:
+            locs.pop(to, None)
+    if isinstance(value, list):
+        return [_fresh(v, locs, layer_locs, there + (i,), here + (i,)) for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for raw_key, v in value.items():
+        key = _merged_key(raw_key, v)
+        current = out.get(key)
+        if key != raw_key and isinstance(current, list):
+            n = len(current)
+            current += [_fresh(x, locs, layer_locs, there + (raw_key, i), here + (key, n + i)) for i, x in enumerate(v)]
+            continue
+        _drop_locs(locs, here + (key,), current)
+        out[key] = _fresh(v, locs, layer_locs, there + (raw_key,), here + (key,))
+    return out
 
 
 def merge_layer(base: dict[str, Any], locs: Locations, layer: dict[str, Any], layer_locs: Locations,
                 path: Path_ = (), layer_path: Path_ = ()) -> None:
     """Merge ``layer`` into ``base`` in place (see the module docstring for the rules)."""
     for raw_key, value in layer.items():
-        append = raw_key.endswith(APPEND_SUFFIX) and isinstance(value, list)
-        key = raw_key[:-1] if append else raw_key
+        key = _merged_key(raw_key, value)
+        append = key != raw_key
         here, there = path + (key,), layer_path + (raw_key,)
         current = base.get(key)
         if value is None:
             base.pop(key, None)
-            _replace_locs(locs, here, current, {}, ())
+            _drop_locs(locs, here, current)
             continue
         if append:
             start = len(current) if isinstance(current, list) else 0
-            merged = (list(current) if isinstance(current, list) else []) + list(value)
-            base[key] = merged
             if not isinstance(current, list):
-                _replace_locs(locs, here, current, {}, ())
+                _drop_locs(locs, here, current)
             if there in layer_locs:
                 locs.setdefault(here, layer_locs[there])
             if (there + (KEY,)) in layer_locs:
                 locs.setdefault(here + (KEY,), layer_locs[there + (KEY,)])
-            for i, item in enumerate(value):
-                _replace_locs(locs, here + (start + i,), None, layer_locs, there + (i,), item)
+            base[key] = (list(current) if isinstance(current, list) else []) + [
+                _fresh(item, locs, layer_locs, there + (i,), here + (start + i,)) for i, item in enumerate(value)]
         elif isinstance(value, dict) and isinstance(current, dict):
             merge_layer(current, locs, value, layer_locs, here, there)
         else:
-            base[key] = copy_tree(value)
-            _replace_locs(locs, here, current, layer_locs, there, value)
-
-
-def _resolve_appends(data: Any) -> Any:
-    """A ``key+`` with nothing to append to (first layer) is just ``key``."""
-    if isinstance(data, dict):
-        return {(k[:-1] if k.endswith(APPEND_SUFFIX) and isinstance(v, list) else k): _resolve_appends(v)
-                for k, v in data.items()}
-    if isinstance(data, list):
-        return [_resolve_appends(v) for v in data]
-    return data
+            _drop_locs(locs, here, current)
+            base[key] = _fresh(value, locs, layer_locs, there, here)
 
 
 def _load_layer(path: Path, root: Path) -> tuple[dict[str, Any], Locations, str]:
@@ -356,7 +365,6 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
         # ``apply`` names itself (it recurses): a cycle that would keep this render's layers alive until
         # the garbage collector runs. Broken here, everything is freed by reference counting (issue 24).
         apply = None  # type: ignore[assignment]
-    merged = _resolve_appends(merged)
     if extra_vars:
         merged.setdefault("vars", {}).update(extra_vars)
     display = displayed(cluster_file)

@@ -78,21 +78,31 @@ def _locs_for(data: Any, path: tuple[Any, ...], tag: str, out: dict) -> dict:
     return out
 
 
-def _reference(base: dict, layer: dict) -> dict:
-    """The merge rules of the README, written plainly."""
+def _reference(base: dict, layer: dict, keep_null: bool = False) -> dict:
+    """The merge rules of the README, written plainly. A value new to the merge is merged into an empty
+    one by the same rules (``key+`` is ``key``, so a later layer appends to it), except that a ``null``
+    inside it is kept: ``keep_null``."""
     out = dict(base)
     for raw, value in layer.items():
         append = raw.endswith(APPEND_SUFFIX) and isinstance(value, list)
         key = raw[:-1] if append else raw
-        if value is None:
+        if value is None and not keep_null:
             out.pop(key, None)
         elif append:
-            out[key] = (list(out[key]) if isinstance(out.get(key), list) else []) + list(value)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = (list(out[key]) if isinstance(out.get(key), list) else []) + [_new(v) for v in value]
+        elif isinstance(value, dict) and isinstance(out.get(key), dict) and not keep_null:
             out[key] = _reference(out[key], value)
         else:
-            out[key] = value
+            out[key] = _new(value)
     return out
+
+
+def _new(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _reference({}, value, keep_null=True)
+    if isinstance(value, list):
+        return [_new(v) for v in value]
+    return value
 
 
 @FUZZ
@@ -114,6 +124,13 @@ def test_merge_follows_the_documented_rules_and_keeps_every_position(layers: lis
             stack.extend((v, path + (k,)) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((v, path + (i,)) for i, v in enumerate(node))
+    for path in locs:  # and no position of a value that is gone (explain would print it as null)
+        node = merged
+        for part in path[:-1] if path and path[-1] is KEY else path:
+            assert isinstance(node, (dict, list)), f"stale position {path}"
+            in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
+            assert in_list or (isinstance(node, dict) and part in node), f"stale position {path}"
+            node = node[part]
 
 
 PIECES = st.sampled_from([
