@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from renderer.load.overlay_schema import LAYER_ID, layer_schema
+
 REFERENCE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "overlay-reference.md"
 
 
@@ -47,8 +49,6 @@ def _rows(node: dict[str, Any], prefix: str, rows: list[tuple[str, str, str]]) -
 
 
 def markdown() -> str:
-    from renderer.load.overlay_schema import LAYER_ID, layer_schema
-
     schema = layer_schema()
     rows: list[tuple[str, str, str]] = []
     _rows(schema, "", rows)

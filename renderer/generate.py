@@ -22,61 +22,51 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from renderer import docs_reference
+from renderer.check.rules import docs as rules_docs
+from renderer.check.schemas import build as schemas_build
+from renderer.commands.schemas import OUTPUT_SCHEMAS
 from renderer.generated_files import CHECKOUT, Files, Owned, refusal, stale_files, write_files
+from renderer.load import overlay_schema, variants
+from renderer.platform_chart import catalogue
 
 RULES_PAGE = CHECKOUT / "docs" / "rules.md"
 
 
 def _variants() -> tuple[Files, Owned]:
-    from renderer.load.variants import BUNDLE, bundle_source
-
-    return {BUNDLE: bundle_source().encode()}, ()
+    return {variants.BUNDLE: variants.bundle_source().encode()}, ()
 
 
 def _overlay_validator() -> tuple[Files, Owned]:
-    from renderer.load.overlay_schema import GENERATED, generated_source
-
-    return {GENERATED: generated_source().encode()}, ()
+    return {overlay_schema.GENERATED: overlay_schema.generated_source().encode()}, ()
 
 
 def _overlay_schemas() -> tuple[Files, Owned]:
-    from renderer.load.overlay_schema import expected_files
-
-    return expected_files(), ()
+    return overlay_schema.expected_files(), ()
 
 
 def _overlay_reference() -> tuple[Files, Owned]:
-    from renderer.docs_reference import REFERENCE_PAGE, markdown
-
-    return {REFERENCE_PAGE: markdown().encode()}, ()
+    return {docs_reference.REFERENCE_PAGE: docs_reference.markdown().encode()}, ()
 
 
 def _published_output_schemas() -> tuple[Files, Owned]:
     """The JSON outputs' schemas (hand-written, shipped in renderer/data/output-schemas/) at the stable
     repository path schemas/output/."""
-    from renderer.commands.schemas import OUTPUT_SCHEMAS
-    from renderer.load.overlay_schema import PUBLISHED
-
-    return ({PUBLISHED / "output" / p.name: p.read_bytes() for p in sorted(OUTPUT_SCHEMAS.glob("*.schema.json"))},
-            ((PUBLISHED / "output", "*.json"),))
+    published = overlay_schema.PUBLISHED / "output"
+    return ({published / p.name: p.read_bytes() for p in sorted(OUTPUT_SCHEMAS.glob("*.schema.json"))},
+            ((published, "*.json"),))
 
 
 def _output_schemas() -> tuple[Files, Owned]:
-    from renderer.check.schemas.build import OWNED, expected_files
-
-    return expected_files(), OWNED
+    return schemas_build.expected_files(), schemas_build.OWNED
 
 
 def _platform_catalogues() -> tuple[Files, Owned]:
-    from renderer.platform_chart.catalogue import GENERATED, expected_files
-
-    return expected_files(), ((GENERATED, "*.json"),)
+    return catalogue.expected_files(), ((catalogue.GENERATED, "*.json"),)
 
 
 def _rules_page() -> tuple[Files, Owned]:
-    from renderer.check.rules.docs import markdown
-
-    return {RULES_PAGE: markdown().encode()}, ()
+    return {RULES_PAGE: rules_docs.markdown().encode()}, ()
 
 
 # In order: the overlay schemas read the platform chart catalogues (their enums).

@@ -8,6 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import click
+from click.shell_completion import CompletionItem, get_completion_class
+
+from renderer.escape import has_unsafe
+from renderer.registry import entries
+
 SHELLS = ("bash", "zsh", "fish")
 PROG_NAME = "cozy-render"
 COMPLETE_VAR = "_COZY_RENDER_COMPLETE"
@@ -22,9 +28,6 @@ INSTALL = {
 def script(shell: str, command: Any) -> str:
     """The completion script Click generates for ``shell`` and the root ``command`` (the CLI group,
     passed in by the Click layer so this module never imports it)."""
-    import click
-    from click.shell_completion import get_completion_class
-
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - the CLI offers only the shells Click supports
         raise click.BadParameter(f"no completion for {shell}")
@@ -54,10 +57,6 @@ HARDENED: dict[str, list[tuple[str, str]]] = {
 
 def cluster_folders(incomplete: str) -> list[Any]:
     """Folders under ``incomplete`` that hold a cluster.yaml, or lead to some (a tree, clusters/)."""
-    from click.shell_completion import CompletionItem
-
-    from renderer.escape import has_unsafe
-
     if has_unsafe(incomplete):  # what was typed comes back in every value: it must not forge a line either
         return []
     head, _, prefix = incomplete.rpartition("/")
@@ -89,9 +88,5 @@ def _leads_to_clusters(folder: Path, depth: int = 2) -> bool:
 
 
 def rule_ids(incomplete: str) -> list[Any]:
-    from click.shell_completion import CompletionItem
-
-    from renderer.registry import entries
-
     return [CompletionItem(entry.id, help=entry.summary) for entry in entries().values()
             if entry.id.lower().startswith(incomplete.lower())]

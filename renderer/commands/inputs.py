@@ -6,11 +6,12 @@ from typing import Any
 
 from renderer import report
 from renderer.errors import EXIT_OK, RenderError
+from renderer.escape import json_text, printable
+from renderer.inputs import inputs_of, text_lines
 from renderer.requests import InputsRequest
 
 
 def run(req: InputsRequest) -> int:
-    from renderer.inputs import inputs_of
     from renderer.pipeline import Options, run
 
     # not refused by error findings: a cluster that fails its rules still reads the same files
@@ -26,17 +27,13 @@ def run(req: InputsRequest) -> int:
 @report.reporter("inputs", "json")
 def _json(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -> None:
     document = {"apiVersion": report.JSON_API_VERSION, "kind": "Inputs", "clusters": payload[1]}  # output-schemas
-    from renderer.escape import json_text
 
     streams.stdout.write(json_text(document, indent=2) + "\n")
 
 
 @report.reporter("inputs", "text")
 def _text(payload: tuple[bool, list[dict[str, Any]]], streams: report.Streams) -> None:
-    from renderer.inputs import text_lines
-
     all_clusters, clusters = payload
-    from renderer.escape import printable
 
     # a file or cluster name is input: one line each, whatever it holds (the tab between them is ours)
     shown = [{**c, "name": printable(c["name"]), "inputs": [printable(p) for p in c["inputs"]]} for c in clusters]

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import sys
 
+from renderer import output
 from renderer.commands.common import rendered
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, Finding, Location, RenderError
 from renderer.escape import printable
+from renderer.output import nodeconfig
+from renderer.output.nodeconfig import vm_snippets
+from renderer.pipeline import Options
 from renderer.requests import NodeConfigRequest, VmSnippetRequest
 
 
 def node_config(req: NodeConfigRequest) -> int:
-    from renderer import output
-    from renderer.output import nodeconfig
-    from renderer.pipeline import Options
-
     results = rendered(req.path, req.all_clusters, Options(req.variants, req.root), relevant=_about_vlans)
     files: dict[str, str] = {}
     for r in results:
@@ -52,9 +52,6 @@ def _about_vlans(finding: Finding) -> bool:
 
 
 def vm_snippet(req: VmSnippetRequest) -> int:
-    from renderer.output.nodeconfig import vm_snippets
-    from renderer.pipeline import Options
-
     (result,) = rendered(req.path, False, Options(req.variants, req.root))
     text = vm_snippets(result.overlay)
     if not text:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from renderer.errors import EXIT_OK
+from renderer import output
+from renderer.check.schemas.export import CATALOG_TEMPLATE, export_files
+from renderer.errors import EXIT_OK, Finding, Location, RenderError
+from renderer.escape import printable, quote
+from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
+from renderer.load.yamlio import display_path
 from renderer.requests import SchemasExportRequest
 
 
 def overlay_schema(layer: bool = False) -> int:
-    from renderer.load.overlay_schema import LAYER_SCHEMA_FILE, SCHEMA_FILE
-
     sys.stdout.write((LAYER_SCHEMA_FILE if layer else SCHEMA_FILE).read_text(encoding="utf-8"))
     return EXIT_OK
 
@@ -38,10 +41,6 @@ def _refuse_outside_repository(directory: Path) -> None:
     ``write_tree`` knows no repository here: an export reads no overlay."""
     import os
 
-    from renderer.errors import Finding, Location, RenderError
-    from renderer.escape import quote
-    from renderer.load.yamlio import display_path
-
     lexical = Path(os.path.abspath(directory))
     root = next((f for f in lexical.parents if (f / ".git").exists()), None)
     if root is None:
@@ -60,16 +59,11 @@ def _refuse_outside_repository(directory: Path) -> None:
 def export(req: SchemasExportRequest) -> int:
     """Write the schema folder through the one guarded writer: replaced whole and atomically, only when
     empty or marked by an earlier export (``.cozy-render-schemas``), never through a symlink or into .git."""
-    from renderer import output
-    from renderer.check.schemas.export import CATALOG_TEMPLATE, export_files
-
     _refuse_outside_repository(req.directory)
     files = export_files(req.directory, kubernetes_versions=list(req.versions), core=req.core)
     output.write_tree(req.directory, {path.relative_to(req.directory).as_posix(): text for path, text in files.items()},
                       mark=(output.SCHEMAS_MARK, output.SCHEMAS_MARK_TEXT), legacy=None)
     import shlex
-
-    from renderer.escape import printable, quote
 
     sys.stdout.write(f"wrote {len(files)} schema files under {quote(req.directory)}\n"
                      "use with: kubeconform -schema-location default "

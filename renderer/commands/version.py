@@ -3,12 +3,12 @@ versions vendored in it, which decide what ``platform.version`` may name and wha
 
 from __future__ import annotations
 
+from renderer import __version__
+from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
+
 
 def version_text() -> str:
     import json
-
-    from renderer import __version__
-    from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
 
     vendored = json.loads((CHARTS / "vendored.json").read_text(encoding="utf-8"))
     lines = [f"cozy-render {__version__}", "platform charts (platform.version):"]

@@ -20,7 +20,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from renderer.platform_chart import CHARTS, shipped_versions
+from ruamel.yaml import YAML
+
+from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
 from renderer.platform_chart.gotemplate import Unsupported, parse
 
 GENERATED = Path(__file__).resolve().parents[1] / "_generated" / "platform"
@@ -170,8 +172,6 @@ def _check_expr(expr: str) -> None:
 
 def generate(chart: Path) -> dict[str, Any]:
     """The catalogue of one chart folder (plain JSON data)."""
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="safe")
     helpers = scan_template((chart / "templates" / "_helpers.tpl").read_text(encoding="utf-8"), "_helpers.tpl")
     emits: dict[str, list[dict[str, Any]]] = {}
@@ -373,8 +373,6 @@ TABLE_END = "<!-- /supported-versions -->"
 
 def supported_versions_table(generated: dict[str, dict[str, Any]]) -> str:
     """The README's supported-versions table, from ``charts/vendored.json`` and each catalogue."""
-    from renderer.platform_chart import DEFAULT_VERSION
-
     records = json.loads((CHARTS / "vendored.json").read_text(encoding="utf-8"))
     all_reads = {version: set(data["reads"]) for version, data in generated.items()}
     lines = ["| `platform.version` | upstream ref | commit | date | PackageSources | Packages the bundles can emit "

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from renderer.generated_files import refusal
 from renderer.platform_chart import CHARTS
 
 CHART_PATH = Path("packages/core/platform")
@@ -68,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="cozy-render repository root (for tests/platform_chart/suites)")
     parser.add_argument("--no-generate", action="store_true", help="copy only; skip python -m renderer.generate")
     args = parser.parse_args(argv)
-    from renderer.generated_files import refusal
 
     refused = refusal("python -m renderer.platform_chart.vendor")
     if refused:  # it writes into renderer/platform_chart/charts: never into an installed package

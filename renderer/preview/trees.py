@@ -36,8 +36,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from renderer import childproc
 from renderer.errors import EXIT_INPUT, Finding, RenderError
 from renderer.escape import quote
+from renderer.load import limits
 
 GIT_CODE = "DIFF-GIT"
 
@@ -87,8 +89,6 @@ def _argv(repo: Repository, args: tuple[str, ...]) -> list[str]:
 
 def git(repo: Repository, *args: str, data: bytes | None = None) -> bytes:
     """Run one read-only git command; a failure or a limit is one DIFF-GIT line (exit 3)."""
-    from renderer import childproc
-
     try:
         done = childproc.run(_argv(repo, args), _env(), timeout=GIT_TIMEOUT_SECONDS, stdout_bytes=GIT_OUTPUT_BYTES,
                              stderr_bytes=2**20, data=data, cwd=str(repo.top), name="git")
@@ -240,8 +240,6 @@ def _blob_key(mode: str, oid: str) -> str:
 
 
 def _read_limit() -> int:
-    from renderer.load import limits
-
     return limits.MAX_FILE_BYTES
 
 
@@ -250,7 +248,6 @@ def _stream_blobs(repo: Repository, names: list[str], entries: dict[str, _Entry]
     """``cat-file --batch`` of ``names``' blobs, each written as it arrives (never the whole tree in memory)."""
     if not names:
         return
-    from renderer import childproc
 
     request = b"".join(entries[n].oid.encode() + b"\n" for n in names)
     try:

@@ -26,8 +26,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
+from ruamel.yaml import YAML
+
 from renderer.check.schemas import catalog
-from renderer.check.schemas.convert import core_bundle, crd_documents, crd_schemas, dump_schema
+from renderer.check.schemas.convert import core_bundle, crd_documents, crd_schemas, dump_schema, standalone
+from renderer.check.schemas.store import for_compiler
+from renderer.generated_files import refusal, stale_files, write_files
+from renderer.jsonschema_runtime import rewrite
 
 WHEEL_SCHEMA_ROOT = "kubernetes_validate/kubernetes-json-schema/"
 SOURCE_FILE = catalog.CORE_DIR / "source.json"
@@ -35,8 +41,6 @@ SOURCE_FILE = catalog.CORE_DIR / "source.json"
 
 def load_yaml_documents(text: str) -> list[Any]:
     """YAML 1.1, as upstream's PyYAML SafeLoader reads CRDs (``on``/``yes`` are booleans there)."""
-    from ruamel.yaml import YAML
-
     y = YAML(typ="safe", pure=True)
     y.version = (1, 1)
     return [d for d in y.load_all(text) if d is not None]
@@ -106,11 +110,6 @@ def schema_sha256(schema: dict[str, Any]) -> str:
 
 
 def module_source(schema: dict[str, Any], origin: str) -> str:
-    import fastjsonschema
-
-    from renderer.check.schemas.store import for_compiler
-    from renderer.jsonschema_runtime import rewrite
-
     code = fastjsonschema.compile_to_code(for_compiler(schema), use_default=False, detailed_exceptions=False)
     code = rewrite(code)
     header = (
@@ -136,7 +135,6 @@ def compiled_outputs(crd_files: dict[Path, bytes], core_files: dict[Path, bytes]
     bundle_path = catalog.CORE_DIR / f"v{version}.json.gz"
     raw = (core_files or {}).get(bundle_path) or bundle_path.read_bytes()
     bundle = json.loads(gzip.decompress(raw))
-    from renderer.check.schemas.convert import standalone
 
     for _gvk, sid in sorted(catalog.core_ids().items()):
         schema = standalone(bundle["kinds"][sid], bundle["definitions"])
@@ -160,8 +158,6 @@ OWNED = ((catalog.COMPILED_DIR, "*.py"), (catalog.CRD_SCHEMA_DIR, "**/*.json"))
 
 def stale(files: dict[Path, bytes]) -> list[str]:
     """Files that differ from what the build would write, plus generated files it would delete."""
-    from renderer.generated_files import stale_files
-
     return stale_files(files, OWNED, catalog.HERE)
 
 
@@ -172,7 +168,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubernetes-validate", type=Path, metavar="WHEEL",
                         help="kubernetes-validate wheel to (re-)extract the core-kind bundles from")
     args = parser.parse_args(argv)
-    from renderer.generated_files import refusal, write_files
 
     refused = refusal("python -m renderer.check.schemas.build")
     if refused:  # it writes into renderer/: never into an installed package

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from renderer.check.schemas.export import export
 from renderer.check.schemas.validator import KEY, Path_, SchemaError
 from renderer.executables import on_path
 
@@ -43,8 +44,6 @@ def command(binary: str, schemas: Path, objects: Path, kubernetes_version: str) 
 def run(objects: list[dict[str, Any]], kubernetes_version: str,
         binary: str | None = None) -> list[tuple[int, SchemaError]]:
     """``(index into objects, error)`` for every problem kubeconform reports."""
-    from renderer.check.schemas.export import export
-
     binary = binary or find()
     if binary is None:
         raise KubeconformFailed("kubeconform is not on PATH")

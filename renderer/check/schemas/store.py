@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from renderer.check.schemas import catalog
+from renderer.check.schemas.convert import standalone
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 
@@ -32,8 +33,6 @@ def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
 @cache
 def schema_for(api_version: str, kind: str, kubernetes_version: str) -> dict[str, Any]:
     """The self-contained schema (no ``$schema``: kubeconform and we both default to draft-04)."""
-    from renderer.check.schemas.convert import standalone
-
     found = catalog.lookup(api_version, kind)
     if found is None:
         raise KeyError((api_version, kind))
