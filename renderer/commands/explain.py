@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import json
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from renderer import report
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.escape import has_unsafe, json_text, printable
 from renderer.model import JSON_API_VERSION as OUTPUT_API
@@ -38,17 +38,31 @@ def run(req: ExplainRequest) -> int:
         if isinstance(value, (dict, list)):
             continue
         rows.append((path, value, loc))
-    if req.fmt == "json":
-        sys.stdout.write(json_text({
-            "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": overlay.name,
-            "layers": [display_path(p) for p in overlay.layers],
-            "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
-                        "line": loc.line, "column": loc.col} for path, value, loc in rows]}, indent=2) + "\n")
-        return EXIT_OK
-    out = [f"# layers, applied in order: {', '.join(display_path(p) for p in overlay.layers)}"]
-    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in rows]
-    sys.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
+    report.show("explain", req.fmt, Explained(overlay.name, [display_path(p) for p in overlay.layers], rows))
     return EXIT_OK
+
+
+class Explained(NamedTuple):
+    """``explain PATH [KEY]``: the cluster, its layers as printed, and (path, value, location) per value."""
+
+    cluster: str
+    layers: list[str]
+    rows: list[tuple[tuple[str | int, ...], Any, Any]]
+
+
+@report.reporter("explain", "json")
+def _explain_json(explained: Explained, streams: report.Streams) -> None:
+    streams.stdout.write(json_text({
+        "apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": explained.cluster, "layers": explained.layers,
+        "values": [{"key": dotted_key(path), "pointer": to_pointer(path), "value": value, "file": loc.path,
+                    "line": loc.line, "column": loc.col} for path, value, loc in explained.rows]}, indent=2) + "\n")
+
+
+@report.reporter("explain", "text")
+def _explain_text(explained: Explained, streams: report.Streams) -> None:
+    out = [f"# layers, applied in order: {', '.join(explained.layers)}"]
+    out += [f"{dotted_key(path)} = {json.dumps(value)}  # {loc}" for path, value, loc in explained.rows]
+    streams.stdout.write("".join(printable(line) + "\n" for line in out))  # paths and keys are input: one line each
 
 
 def _rendered_hint(key: str) -> str:
@@ -76,7 +90,7 @@ def _rendered(req: ExplainRequest) -> int:
     if pointer is not None and not entries:
         raise RenderError([Finding("CLI-EXPLAIN", f"no rendered object has a value at {pointer}",
                                    result.overlay.locate(()))])
-    sys.stdout.write(format_entries(entries, req.fmt, result.overlay.name))
+    report.show("explain-rendered", req.fmt, (entries, result.overlay.name))
     return EXIT_OK
 
 
@@ -95,9 +109,20 @@ def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: s
 
 
 def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
-    if fmt == "json":
-        return json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
-                          "values": [e.as_dict() for e in entries]}, indent=2) + "\n"
+    """What ``explain --rendered -o FMT`` prints for ``entries`` (``render --annotate -o json`` embeds it)."""
+    return report.shown("explain-rendered", fmt, (entries, cluster))
+
+
+@report.reporter("explain-rendered", "json")
+def _rendered_json(payload: tuple[list[Entry], str], streams: report.Streams) -> None:
+    entries, cluster = payload
+    streams.stdout.write(json_text({"apiVersion": OUTPUT_API, "kind": "Explanation", "cluster": cluster,
+                                    "values": [e.as_dict() for e in entries]}, indent=2) + "\n")
+
+
+@report.reporter("explain-rendered", "text")
+def _rendered_text(payload: tuple[list[Entry], str], streams: report.Streams) -> None:
+    entries, _ = payload
     out: list[str] = []
     current = None
     for e in entries:  # names, pointers and step texts hold input: each printed on its one line
@@ -106,7 +131,7 @@ def format_entries(entries: list[Entry], fmt: str, cluster: str = "") -> str:
             out.append(f"{'' if not out else chr(10)}# {printable(current)}\n")
         out.append(f"{printable(e.pointer or '/')} = {json.dumps(e.value)}\n")
         out += [f"    {printable(step.text)}\n" for step in e.steps]
-    return "".join(out)
+    streams.stdout.write("".join(out))
 
 
 def dotted_key(path: tuple[str | int, ...]) -> str:
