@@ -15,13 +15,19 @@ compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then r
    `kubectl diff --server-side` on the tests' API fake, request counts, the `--timeout` overshoot;
 6. ``bench_effective.py``: `effective` and `check` with helm against `helm template` alone (needs helm:
    PATH or ``.ci/bin``);
-7. ``bench_chart_fleet.py``: `check --all --chart helm` of a generated fleet against `--chart model`;
-8. ``bench_preview.py``: `diff --base --head` of a 1,000-cluster fleet repository (one base file, one
+7. ``bench_chart_peer.py``: `check --all --chart helm` and `effective --all` of a generated 1,000-cluster fleet
+   against its peer, a shell loop of `helm template` over the same values, and helm's own CPU floor (needs
+   helm);
+8. ``bench_chart_fleet.py``: `check --all --chart helm` of a generated fleet against `--chart model` (the
+   model-vs-chart figure);
+9. ``bench_preview.py``: `diff --base --head` of a 1,000-cluster fleet repository (one base file, one
    cluster, a README edit) against `render --all` twice (in this process's interpreter);
-9. ``bench_growth.py``: every user-sized overlay dimension grown 10x and 100x, per stage (CPU time);
-10. ``bench_doctor.py``: `doctor` of a GPU cluster against the tests' API fake;
-11. ``bench_sidecar.py``: concurrent `cmp generate` processes sharing one render cache, as the Argo CD
-    cmp-server starts them (100 Applications here; the script's own default is 200).
+10. ``bench_growth.py``: every user-sized overlay dimension grown 10x and 100x, per stage (CPU time);
+11. ``bench_doctor.py``: `doctor` of a GPU cluster against the tests' API fake;
+12. ``bench_sidecar.py``: concurrent `cmp generate` processes sharing one render cache, as the Argo CD
+    cmp-server starts them (100 Applications here; the script's own default is 200);
+13. ``bench_daemon.py``: `cmp generate` on a cache miss through the resident renderer (`daemon serve`) against
+    in-process and `kubectl kustomize`, and the sidecar's throughput through it.
 
 RESULTS.md is rewritten whole: a header with the machine, the time, the commit and the command, then
 "Targets", every target any bench states (``targets.line``) next to its figure with misses marked
@@ -130,6 +136,9 @@ def main() -> None:
                                 ("bench_diff.py", diff_options),
                                 ("bench_diff_live.py", ["--runs", "2" if args.quick else "5"]),
                                 ("bench_effective.py", effective_options),
+                                ("bench_chart_peer.py", ["--python", str(python), "--runs", "1" if args.quick else "3",
+                                                         *(["--clusters", "100"] if args.quick else []),
+                                                         *(["--helm", proc.HELM] if proc.HELM else [])]),
                                 ("bench_chart_fleet.py", ["--runs", "1" if args.quick else "3",
                                                           *(["--sizes", "100"] if args.quick else []),
                                                           *(["--helm", proc.HELM] if proc.HELM else [])]),
@@ -137,7 +146,10 @@ def main() -> None:
                                 ("bench_growth.py", ["--runs", "1" if args.quick else "3"]),
                                 ("bench_doctor.py", ["--runs", "2" if args.quick else "7"]),
                                 ("bench_sidecar.py", ["--python", str(python), "--apps", "30" if args.quick else "100",
-                                                      "--concurrency", "2", "8", "32"])):
+                                                      "--concurrency", "2", "8", "32"]),
+                                ("bench_daemon.py", ["--venv", str(python.parent.parent),
+                                                     "--runs", "5" if args.quick else "15",
+                                                     "--apps", "30" if args.quick else "100"])):
             done = subprocess.run([sys.executable, str(BENCH / script), *options], capture_output=True, text=True,
                                   env=proc.ENV)
             # A bench that measured and found a miss exits 1 with its section written: keep the section.
