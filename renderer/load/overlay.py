@@ -377,15 +377,17 @@ def load_overlay(path: Path, root: Path | None = None, extra_vars: dict[str, str
     if name != dir_name:
         raise fail("OVL-NAME", f"metadata.name {name!r} must equal the cluster directory name {dir_name!r}",
                    locs.get(("metadata", "name")))
-    _refuse_fractional_integers(merged, locs)
+    _integers(merged)
     overlay = Overlay(name, merged, locs, root, cluster_file, applied, resolved)
     _apply_templates(overlay)
     return overlay
 
 
-def _refuse_fractional_integers(data: Any, locs: Locations) -> None:
-    """``id: 100.0`` is a float YAML-wise and an integer JSON-Schema-wise; where the schema means an integer
-    (a VLAN id, an MTU), it must be written as one, or node-config writes link ``eno2.100.0``."""
+def _integers(data: Any) -> None:
+    """``id: 100.0`` is a float YAML-wise and an integer JSON-Schema-wise (draft 6 on), so the editor
+    schema accepts it; where the schema means an integer (a VLAN id, an MTU) the loader agrees and
+    stores the integer, so the render is the bytes of ``id: 100`` (node-config writes link ``eno2.100``,
+    never ``eno2.100.0``). A fractional value never gets here: the schema refused it."""
     floats: list[Path_] = []
     stack: list[tuple[Any, Path_]] = [(data, ())]
     while stack:
@@ -400,16 +402,12 @@ def _refuse_fractional_integers(data: Any, locs: Locations) -> None:
         return  # the usual case: no schema is loaded
     from renderer.load.overlay_schema import schema
 
-    for here in sorted(floats, key=str):
+    for here in floats:
         if _schema_type(schema(), here) == "integer":
-            raise fail("OVL-SCHEMA", f"{'.'.join(map(str, here))} must be an integer, got {_float_text(data, here)}",
-                       locs.get(here))
-
-
-def _float_text(data: Any, path: Path_) -> str:
-    for key in path:
-        data = data[key]
-    return repr(data)
+            parent = data
+            for key in here[:-1]:
+                parent = parent[key]
+            parent[here[-1]] = int(parent[here[-1]])
 
 
 def _schema_type(node: Any, path: Path_) -> Any:

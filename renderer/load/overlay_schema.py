@@ -57,10 +57,6 @@ LOADER_DIFFERS: dict[str, str] = {
     "platform.version": (
         "the published schemas list the vendored chart versions; the loader accepts any non-empty string, "
         "for `diff --effective --platform-chart DIR` on a chart cozy-render does not ship"),
-    "integer": (
-        "JSON Schema (draft 6 and later) counts 100.0 as an integer, so no stock validator can refuse it; the "
-        "loader refuses a YAML float where the schema says integer (vlans[].id, vlans[].mtu): node-config "
-        "would write link eno2.100.0"),
     "one document": (
         "an overlay file holds exactly one YAML document; a schema describes one document, and editors "
         "validate each document of a multi-document file on its own"),

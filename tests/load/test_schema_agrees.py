@@ -36,8 +36,6 @@ UNREAD = {"OVL-YAML", "OVL-LIMIT", "OVL-DUPLICATE"}
 
 # case name -> the LOADER_DIFFERS entry that explains why the verdicts differ there.
 EXCEPTIONS = {
-    "values-vlan-id-float": "integer",
-    "values-vlan-mtu-float": "integer",
     "layering-missing-required": "required",
     "plt-02-fail": "platform.variant",
     "yaml-two-documents": "one document",
