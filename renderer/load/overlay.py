@@ -23,6 +23,7 @@ from renderer.errors import Finding, Location, RenderError, fail
 from renderer.load import limits
 from renderer.load.roots import CLUSTER_FILE, find_cluster_file, find_root
 from renderer.load.yamlio import KEY, Locations, Path_, describe_file_type, display_path, load_documents, read_text
+from renderer.tree import dig
 
 API_VERSION = "render.cozystack.io/v1alpha1"
 KIND = "ClusterOverlay"
@@ -84,14 +85,7 @@ class Overlay:
             path = path[:-1]
 
     def get(self, *path: Any, default: Any = None) -> Any:
-        node: Any = self.data
-        for key in path:
-            in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
-            if (isinstance(node, dict) and key in node) or in_list:
-                node = node[key]
-            else:
-                return default
-        return node
+        return dig(self.data, *path, default=default)
 
 
 _DISPLAYED: dict[tuple[str, str, Any], str] = {}
