@@ -91,7 +91,7 @@ def validated(shards: list[Shard]) -> list[Shard]:
                 raise refused(f"another {what} than {first.where}'s: the reports are not the shards of one run",
                               other.where)
     for other in shards[1:]:
-        for key in ("apiVersion", "kind", "chart"):
+        for key in ("apiVersion", "kind", "chart", "base", "head"):
             if other.document.get(key) != first.document.get(key):
                 raise refused(f"another {key} than {first.where}'s: the reports are not the shards of one run",
                               other.where)
@@ -160,6 +160,16 @@ def _findings(shards: list[Shard], fmt: str) -> int:
     return payload.exit_code
 
 
+def _render(shards: list[Shard], fmt: str) -> int:
+    """``render --all --out``'s report: its findings on stderr (a refusal's labelled as it labels them)."""
+    payload = findings_report(shards)
+    findings = [f for _, f in payload.tagged]
+    if payload.exit_code:
+        findings = report.strict_labelled(findings, shards[0].part["options"]["strict"])
+    report.write(findings)
+    return payload.exit_code
+
+
 # --- ls: rows --------------------------------------------------------------------------------------
 
 
@@ -215,5 +225,70 @@ def _doctor(shards: list[Shard], fmt: str) -> int:
     return EXIT_FINDINGS if any(o.errors for o in outcomes) else EXIT_OK
 
 
-MERGERS: dict[str, Callable[[list[Shard], str], int]] = {"check": _findings, "render": _findings, "ls": _ls,
-                                                         "doctor": _doctor}
+# --- diff --base: the review -------------------------------------------------------------------------
+
+
+def _review_classes() -> dict[str, type]:
+    """The classes a review is made of: the only ones a shard's report may name."""
+    from renderer.errors import Finding, Location
+    from renderer.preview.objects import ObjectChange
+    from renderer.preview.platform import PackageChange, PlatformDelta, SideSet
+    from renderer.preview.review import ClusterReview, InputChange, Prune, Review, VersionChange
+    from renderer.preview.trees import Side
+
+    kinds = (Finding, Location, ObjectChange, PackageChange, PlatformDelta, SideSet, ClusterReview, InputChange,
+             Prune, Review, VersionChange, Side)
+    return {k.__name__: k for k in kinds}
+
+
+def review_of(shards: list[Shard]) -> Any:
+    """One review of the whole fleet from the shards' (what ``preview.review`` returns for it)."""
+    from renderer.commands import sharded
+    from renderer.effective.choice import ChartChoice
+    from renderer.preview.review import Review, VersionChange
+    from renderer.preview.trees import Side
+
+    classes = _review_classes()
+    reviews = []
+    for one in shards:
+        try:
+            decoded = sharded.decode(one.part.get("review"), classes)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise refused(f"its review cannot be read: {exc}", one.where) from None
+        if not isinstance(decoded, Review):
+            raise refused("its shard section holds no review", one.where)
+        reviews.append(decoded)
+    merged = sorted((c for r in reviews for c in r.clusters), key=lambda c: c.name)  # as review() lists them
+    inputs: dict[str, Any] = {}
+    for r in reviews:
+        for i in r.inputs:
+            known = inputs.get(i.path)
+            inputs[i.path] = i if known is None else known._replace(reaches=sorted({*known.reaches, *i.reaches}))
+    bumps: dict[tuple[str, str], list[str]] = {}
+    for c in merged:
+        if c.version_bump is not None:
+            bumps.setdefault(c.version_bump, []).append(c.name)
+    document = shards[0].document
+    sides = [Side(document[k]["revision"], document[k]["commit"], Path("."), None) for k in ("base", "head")]
+    chart = document["chart"]
+    return Review(sides[0], sides[1], merged, [inputs[p] for p in sorted(inputs)],
+                  sum(r.rendered_base for r in reviews), sum(r.rendered_head for r in reviews),
+                  sum(r.probed for r in reviews), reviews[0].platform_source, sum(r.helm_runs for r in reviews),
+                  [VersionChange(old, new, names) for (old, new), names in sorted(bumps.items())],
+                  [f for c in merged for f in c.notes],
+                  ChartChoice(chart["mode"], chart.get("helm"), chart.get("helmVersion") or "", chart["asked"]))
+
+
+def _diff(shards: list[Shard], fmt: str) -> int:
+    from renderer import preview
+    from renderer.preview import report as review_report
+
+    options = shards[0].part["options"]
+    review = review_of(shards)
+    payload = review_report.ReviewReport(review, shards[0].part["rerun"], options["markdown_limit"], options["color"])
+    report.show("review", fmt, payload)
+    return preview.exit_code(review, options["fail_on_new_errors"], options["exit_zero"])
+
+
+MERGERS: dict[str, Callable[[list[Shard], str], int]] = {"check": _findings, "render": _render, "ls": _ls,
+                                                         "doctor": _doctor, "diff": _diff}

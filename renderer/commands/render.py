@@ -40,7 +40,8 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
     sharded_json = part is not None and req.out is not None and req.fmt == "json"  # a report for `merge`
     watched = req.all_clusters and fleet.watching() and not sharded_json
     # --out needs only each cluster's files and what it read: workers send back just that (keep)
-    done, seconds = fleet.run_watched(req.path, _options(req, part), all_clusters=req.all_clusters,
+    options = _options(req, part)
+    done, seconds = fleet.run_watched(req.path, options, all_clusters=req.all_clusters,
                                       watched=watched, label="rendering",
                                       keep=written if req.out is not None else None)
     results = done.results
@@ -49,7 +50,10 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
 
         assert part is not None
         code = done.exit_code or _write(req, done, part)  # a refused fleet writes nothing, as without --shard
-        findings = report.FindingsReport(done.tagged(), None, len(done.clusters),
+        from renderer.effective.choice import choose
+
+        chart = options.chart or choose(req.chart, req.helm)  # the document names its judge, as check's does
+        findings = report.FindingsReport(done.tagged(), chart, len(done.clusters),
                                          sum(c.objects for c in done.clusters), code)
         ran = [(c.path, c.name) for c in done.clusters]
         sharded.show_json("findings", findings, sharded.section(part, "render", req, ran, ignored=("out",)))
@@ -115,7 +119,7 @@ class Written(NamedTuple):
 
 def written(result: "RenderResult") -> Written:
     from renderer import output
-    from renderer.output import flux
+    from renderer.check import flux
 
     overlay = result.overlay
     return Written(ReadPaths(overlay.root, list(getattr(overlay, "resolved", [])), overlay.name, overlay.cluster_file),
@@ -193,10 +197,13 @@ def annotated_json(results: "list[RenderResult]", all_clusters: bool) -> str:
 
 
 def _options(req: RenderRequest, part: object = None) -> "Options":
-    from renderer.effective.choice import choose
     from renderer.pipeline import Options, jobs_for
 
-    chart = choose(req.chart, req.helm)  # the judge of the check stage; the manifests are the same either way
+    chart = None  # the built-in model judges the check stage; the manifests are the same either way
+    if req.chart not in (None, "model") or req.helm is not None:  # a cold render never imports the choice
+        from renderer.effective.choice import choose
+
+        chart = choose(req.chart, req.helm)
     return Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
                    jobs=jobs_for(req.jobs), shard=part, chart=chart)
 

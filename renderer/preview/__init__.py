@@ -46,10 +46,11 @@ class PreviewRequest(NamedTuple):
     color: str = "auto"  # auto | always | never
     exit_zero: bool = False
     fail_on_new_errors: bool = False  # exit 1 only when the head adds error findings
-    chart: str = "model"  # --chart model | helm | auto, as check has it (renderer.effective.choice)
+    chart: str | None = None  # --chart model | helm | auto, as check has it (renderer.effective.choice)
     helm: str | None = None  # with --chart helm/auto; default: helm on PATH
     platform_chart: Path | None = None
     select: bool = True  # render only clusters whose inputs changed (False: every cluster, both sides)
+    shard: str | None = None  # --shard K/N with --all: review only this part of the fleet (renderer.shard)
     markdown_limit: int = MARKDOWN_LIMIT
 
 
@@ -80,13 +81,32 @@ def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO |
     from renderer.preview import report
 
     out = stdout or sys.stdout
+    from renderer import shard
+
+    part = shard.requested(request.shard, request.all_clusters)
     result = collect(request)
     payload = report.ReviewReport(result, report.rerun_command(request), request.markdown_limit, request.color)
-    formats.show("review", request.output, payload, formats.Streams(out, _stderr or sys.stderr))
+    if part is not None and request.output == "json":  # a shard's report for `merge`
+        from renderer.commands import sharded
+
+        section = sharded.section(part, "diff", request, [(c.name, c.name) for c in result.clusters])
+        # the whole review, losslessly: a merged text or Markdown report needs every diff and finding
+        # (the sides without this runner's scratch folder and blob list; the chart is the document's)
+        sides = [s._replace(root=Path("."), blobs=None) for s in (result.base, result.head)]
+        section["review"] = sharded.encode(result._replace(base=sides[0], head=sides[1], chart=None))
+        section["rerun"] = payload.command
+        sharded.show_json("review", payload, section, out)
+    else:
+        formats.show("review", request.output, payload, formats.Streams(out, _stderr or sys.stderr))
     out.flush()
-    if request.fail_on_new_errors:
+    return exit_code(result, request.fail_on_new_errors, request.exit_zero)
+
+
+def exit_code(result: Review, fail_on_new_errors: bool, exit_zero: bool) -> int:
+    """0 no change, 1 changes (with ``--fail-on-new-errors``: only new error findings)."""
+    if fail_on_new_errors:
         return EXIT_FINDINGS if any(c.new_errors for c in result.clusters) else EXIT_OK
-    if result.different and not request.exit_zero:
+    if result.different and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -104,6 +124,10 @@ def collect(request: PreviewRequest) -> Review:
                       _relative(repo, Path(os.path.abspath(request.variants))) if request.variants else None,
                       None, _inside(repo, Path(os.path.abspath(request.root)), "--root") if request.root else "",
                       request.kubernetes_version, tuple(request.ignore), request.show_secrets, request.select)
+    if request.shard is not None:
+        from renderer import shard
+
+        options = options._replace(shard=shard.parse(request.shard))
     if request.variants is not None and options.rel_variants is None:
         options = options._replace(variants_outside=Path(os.path.abspath(request.variants)))
     from renderer.effective.choice import choose

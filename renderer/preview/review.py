@@ -156,6 +156,7 @@ class Options(NamedTuple):
     ignore: tuple[str, ...]
     show_secrets: bool
     select: bool
+    shard: Any = None  # --shard K/N (renderer.shard.Shard): review only the clusters of this shard
 
 
 # Clusters compared at a time: their platform charts are rendered ahead in one helm process
@@ -193,6 +194,10 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
         pending.clear()
 
     names = sorted((set(base_clusters) | set(head_clusters)) - set(renames.values()))
+    if options.shard is not None:  # a renamed cluster goes with its new name, as one run lists it
+        from renderer import shard
+
+        names = shard.select(names, options.shard)
     for name in batch.clusters(names):  # the collector paused between
         at_base, at_head = base_clusters.get(renames.get(name, name)), head_clusters.get(name)
         reads: list[str] = []
@@ -350,13 +355,14 @@ def _repo_relative(root: Path, top: Path, rel: str) -> str:
 
 def _render(side: Side, folder: Path, options: Options) -> Rendered:
     from renderer.load.yamlio import display_relative_to
-    from renderer.pipeline import render
+    from renderer.pipeline import Options as RunOptions
+    from renderer.pipeline import run
 
     root = _side_path(side, options.rel_root)
     with display_relative_to(side.root):
         try:
-            result = render(folder, variants=_variants(side, options), root=root,
-                            kubernetes_version=options.kubernetes_version, refuse=False)
+            result = run(folder, RunOptions(_variants(side, options), root, kubernetes_version=options.kubernetes_version,
+                                            refuse=False)).one()
         except RenderError as exc:
             return Rendered(None, exc.findings, [])
     from renderer.inputs import variant_overrides

@@ -19,6 +19,20 @@ import pytest
 from renderer import shard
 from tests.conftest import OVERLAYS
 
+SCHEMA = {"check": "check", "render": "check", "ls": "ls", "doctor": "doctor", "diff": "preview"}
+
+
+def valid(report: str) -> None:
+    """A shard's report is its command's -o json document (``cozy-render schema output``), shard included."""
+    import jsonschema
+
+    from renderer.commands.schemas import output_schema_file
+
+    document = json.loads(report)
+    schema = json.loads(output_schema_file(SCHEMA[document["shard"]["command"]]).read_text(encoding="utf-8"))
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(document)]
+    assert errors == [], errors[:5]
+
 Cli = Callable[..., tuple[int, str, str]]
 SHARDS = 4
 
@@ -61,6 +75,7 @@ def sharded(cli: Cli, tmp_path: Path, args: list[str], fmt: str) -> tuple[int, s
     for k in range(1, SHARDS + 1):
         code, out, _ = cli(*args, "--shard", f"{k}/{SHARDS}", "-o", "json")
         assert code in (0, 1, 3), out
+        valid(out)
         report = tmp_path / f"shard-{k}.json"
         report.write_text(out, encoding="utf-8")
         reports.append(str(report))
@@ -96,6 +111,13 @@ def test_render_refused(cli: Cli, fleet: Path, tmp_path: Path) -> None:
     args = ["render", str(fleet), "--all", "--out", str(tmp_path / "out"), "-j", "1"]
     whole = cli(*args)
     assert whole[0] == 3 and "error[OVL-YAML]" in whole[2]
+    assert sharded(cli, tmp_path, args, "text") == whole
+
+
+def test_render_refused_strict(cli: Cli, fleet: Path, tmp_path: Path) -> None:
+    args = ["render", str(fleet), "--all", "--out", str(tmp_path / "out"), "-j", "1", "--strict"]
+    whole = cli(*args)
+    assert whole[0] == 3
     assert sharded(cli, tmp_path, args, "text") == whole
 
 

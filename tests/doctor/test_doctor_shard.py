@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from renderer.cli import main
+from tests.commands.test_shard import valid
 from tests.conftest import OVERLAYS
 from tests.doctor import fake_state as fs
 from tests.doctor.fake_state import DoctorFake
@@ -54,7 +55,9 @@ def test_doctor_shards_merged_are_one_run(fleet: tuple[Path, Path], tmp_path: Pa
     reports = []
     for k in range(1, count + 1):
         report = tmp_path / f"doctor-{k}.json"
-        report.write_text(invoke(*args, "--shard", f"{k}/{count}", "-o", "json")[1], encoding="utf-8")
+        out = invoke(*args, "--shard", f"{k}/{count}", "-o", "json")[1]
+        valid(out)
+        report.write_text(out, encoding="utf-8")
         reports.append(str(report))
     assert invoke("merge", *reports, "-o", fmt) == whole
 
