@@ -70,7 +70,7 @@ def live_snapshot(cluster: Path, target: Path, fmt: str) -> tuple[int, int]:
     """Write the synced cluster's dump with 1% drift; returns (objects, drifted)."""
     import yaml
 
-    from renderer.pipeline import render
+    from tests.helpers import render
     from tests.kubefake import realistic
 
     objects = [json.loads(json.dumps(e.obj)) for e in render(cluster).objects]

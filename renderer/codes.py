@@ -141,7 +141,7 @@ CODES: list[Code] = [
 ]
 
 # Modules that declare further codes in a CODES list of their own (diff, the platform chart, ...).
-CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.output.flux",
+CODE_MODULES: tuple[str, ...] = ("renderer.diff.codes", "renderer.cmp", "renderer.check.flux",
                                  "renderer.commands.init", "renderer.output.codes", "renderer.effective",
                                  "renderer.doctor.codes", "renderer.preview.codes", "renderer.daemon.codes",
                                  "renderer.shard")

@@ -7,7 +7,7 @@ the CLI turns that into ``file:line:col: error[CODE]: message`` lines and an exi
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # Exit codes, aligned with `kubectl diff`: 0 clean, 1 findings/differences, >1 errors.
 EXIT_OK = 0
@@ -82,3 +82,25 @@ class RenderError(Exception):
 
 def fail(code: str, message: str, location: Location | None = None) -> RenderError:
     return RenderError([Finding(code, message, location)])
+
+
+def sorted_findings(findings: list[Finding]) -> list[Finding]:
+    """Stable order by location; one report per problem.
+
+    A rule and the output schema can both catch one mistake (``spec.values`` is PKG-05 and an
+    additional property of the CRD): the rule's message says what to do, so a SCHEMA finding on a
+    line a rule already reported is dropped.
+    """
+    def key(f: Finding) -> tuple[Any, ...]:
+        loc = f.location or Location("")
+        return (loc.path, loc.line, loc.col, f.code, f.message)
+
+    unique = {(f.code, f.message, f.location, f.severity): f for f in findings}
+    ruled = {(f.location.path, f.location.line) for f in unique.values()
+             if f.location and f.code != SCHEMA_CODE and f.severity == ERROR}
+    kept = [f for f in unique.values()
+            if not (f.code == SCHEMA_CODE and f.location and (f.location.path, f.location.line) in ruled)]
+    return sorted(kept, key=key)
+
+
+SCHEMA_CODE = "SCHEMA"

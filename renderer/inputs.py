@@ -34,9 +34,9 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     The render runs as ``render`` runs it (overlay, features, output schemas, rules) but is not
     refused by error findings: a cluster that fails its rules still reads the same files.
     """
-    from renderer.pipeline import Options, render_unrefused
+    from renderer.pipeline import Options, run
 
-    return inputs_of(render_unrefused(path, Options(variants, root, validator="builtin")))
+    return inputs_of(run(path, Options(variants, root, validator="builtin", refuse=False)).one())
 
 
 def inputs_of(result: Any) -> dict[str, Any]:

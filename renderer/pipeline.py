@@ -226,7 +226,7 @@ def run_cluster(path: Path, work: Work, emitted: RenderResult | RenderError | No
         if isinstance(emitted, RenderError):
             raise emitted
         result = emitted if emitted is not None else _emitted(path, work)
-        check(result, work.options)
+        check(result, work.options, _chart_view(result, work.options))
         kept = work.keep(result) if work.keep is not None else None
     except RenderError as exc:
         return ClusterRun(path, path.name, None, sorted_findings(exc.findings), exc.exit_code)
@@ -285,6 +285,16 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _chart_view(result: RenderResult, options: Options) -> Any:
+    """What the real chart renders for ``result`` (``--chart helm``), for the check; None: the model."""
+    helm = _helm(options)
+    if helm is None:
+        return None
+    from renderer.effective.chart_check import platform_view
+
+    return platform_view(result, helm=helm, chart=options.platform_chart)
 
 
 def _emitted(path: Path, work: Work) -> RenderResult:

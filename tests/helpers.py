@@ -42,3 +42,13 @@ def scalar_corpus(words: list[str], count: int = 20_000) -> list[str]:
     alphabet = "0123456789_.:+-eEbBoOxXaAfFiInNtTrRuUlLsSyY<=~!&* \t\nZz"
     corpus += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(count)]
     return corpus
+
+
+def render(path: Path, *, variants: Path | None = None, root: Path | None = None,
+           extra_vars: dict[str, str] | None = None, kubernetes_version: str | None = None,
+           validator: str = "auto", refuse: bool = True) -> RenderResult:
+    """One cluster through every stage, as ``render`` runs it (``pipeline.run(...).one()``): refused
+    (RenderError) when ``refuse`` and an error remains, else the result with its findings."""
+    from renderer.pipeline import Options, run
+
+    return run(path, Options(variants, root, extra_vars, kubernetes_version, validator, refuse=refuse)).one()

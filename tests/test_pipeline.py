@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from renderer.errors import RenderError
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.helpers import emitted
 
 HEAD = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"

@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.conftest import OVERLAYS
 
 # Values and keys the schema accepts in free-form places (platform.values, packages:, manifests:) or

@@ -324,7 +324,7 @@ _GPU_NOTES = {
 
 
 def run(req: InitRequest) -> int:
-    from renderer.pipeline import render
+    from renderer.pipeline import Options, run
 
     if not _NAME.match(req.name):
         raise _usage(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
@@ -355,15 +355,16 @@ def run(req: InitRequest) -> int:
         schema_file.write_bytes(LAYER_SCHEMA_FILE.read_bytes())
         sys.stderr.write(f"wrote {quote(display_path(schema_file))} (the editor schema the modeline names; commit it, "
                          "refresh with cozy-render schema overlay --layer)\n")
-    result = render(target.parent, root=req.root, refuse=False)
+    checked = run(target.parent, Options(root=req.root, refuse=False))
+    result = checked.one()  # an input the loader refuses is refused here, as render refuses it
     errors = [f for f in result.findings if f.severity == ERROR]
     warnings = [f for f in result.findings if f.severity == WARNING]
     from renderer import report
 
     report.write(result.findings)
-    if errors:
+    if checked.exit_code != EXIT_OK:
         sys.stderr.write(f"check found {len(errors)} error(s) in the new cluster; fix them before committing\n")
-        return EXIT_FINDINGS
+        return checked.exit_code
     sys.stderr.write(f"renders {len(result.objects)} objects, check passes ({len(warnings)} warnings); next: "
                      f"cozy-render render {quote(display_path(target.parent))}\n")
     return EXIT_OK

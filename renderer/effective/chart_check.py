@@ -7,12 +7,12 @@
   view carrying the chart's exact message, located at the overlay value that set the offending key
   (the key a ``fail`` message names, or the ``.Values`` path of a Go template error); then the
   model's Packages stand in.
-- The check stage passes that view to the rules (``run_rules(result, platform=view)``, or
-  ``pipeline.render(..., platform_view=platform_view)``): PLT-11, PLT-12 and the PKG-* rules read it
-  through ``RuleContext.platform``. Each rule has one body (``renderer.check.rules``); nothing here
-  words a finding of theirs or removes one.
-- ``chart_findings(result, helm=..., chart=...)`` is the chart's verdict alone: PLT-CHART and the
-  co-management findings (PLT-11, PLT-12) decided against helm's Packages; ``[]`` without helm.
+- The check stage (``renderer.check.check``) passes that view to the rules
+  (``run_rules(result, platform=view)``): PLT-11, PLT-12 and the PKG-* rules read it through
+  ``RuleContext.platform``. Each rule has one body (``renderer.check.rules``); nothing here words a
+  finding of theirs or removes one.
+- ``chart_render(result, helm, chart)`` is the same render whole (every Package helm wrote), for
+  ``effective``'s set; ``model_render(result)`` the model's prediction in the same shape.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import ERROR, Finding, Location
+from renderer.errors import ERROR, Finding, Location, fail
 from renderer.resolve.platform import PlatformView, RenderedPackage, leaves
 
 _VALUES = ("spec", "components", "platform", "values")
@@ -69,17 +69,6 @@ def platform_view(result: Any, helm: str | None = None, chart: Path | None = Non
     return PlatformView("helm", version, packages, FROM_LOOKUP if generic else frozenset())
 
 
-def chart_findings(result: Any, helm: str | None = None, chart: Path | None = None) -> list[Finding]:
-    """The real chart's findings for ``result``: PLT-CHART when it fails, else PLT-11/PLT-12 decided
-    against the Packages helm rendered. ``[]`` without helm. The rule bodies are the rules' own."""
-    from renderer.check.rules import run_rules
-
-    view = platform_view(result, helm, chart)
-    if view.source != "helm":
-        return []
-    return list(view.findings) + run_rules(result, only=CO_MANAGEMENT_RULES, platform=view)
-
-
 def _failure_key(message: str) -> tuple[str, ...]:
     from renderer.platform_chart.model import message_key, node_key
 
@@ -108,8 +97,9 @@ def _locate(result: Any, platform: Any, key: tuple[str, ...]) -> Location | None
 # One `helm template` per distinct input in a process, and a fleet's inputs rendered many to a helm
 # process ahead of its rules (``prefetch``): helm's output is a pure function of the binary, the chart
 # and the values (offline, `lookup` finds nothing), so a memoised or batched render is the render
-# (tests/effective/test_batch_helm.py checks both against one helm run per cluster). Only what
-# ``platform_view`` reads is kept: each Package's name, variant and components.
+# (tests/effective/test_batch_helm.py checks both against one helm run per cluster). Only the Packages
+# are kept (``platform_view`` and ``effective`` read nothing else); their documents are shared between
+# renders of the same text (``render_platform_many(shared=True)``), so a fleet holds each one once.
 MEMO_SIZE = 512
 _memo: dict[tuple[str, str, str, str], Any] = {}
 
@@ -125,10 +115,7 @@ def _compact(rendered: Any) -> Any:
 
     if rendered.failure is not None:
         return rendered
-    kept = [{"kind": "Package", "metadata": {"name": doc["metadata"]["name"]},
-             "spec": {k: v for k, v in (doc.get("spec") or {}).items() if k in ("variant", "components")}}
-            for doc in rendered.documents if doc.get("kind") == "Package"]
-    return ChartRender(kept, None)
+    return ChartRender([doc for doc in rendered.documents if doc.get("kind") == "Package"], None)
 
 
 def _remember(key: tuple[str, str, str, str], rendered: Any) -> None:
@@ -138,30 +125,88 @@ def _remember(key: tuple[str, str, str, str], rendered: Any) -> None:
 
 
 def _rendered(helm: str, folder: Path, variant: str, values: Any, render: Any) -> Any:
+    """The chart's render for these inputs (memoised); helm's own failure is PLT-HELM at the chart."""
+    from renderer.effective.helm import HelmFailure
+
     key = _key(helm, folder, variant, values)
     if key not in _memo:
-        _remember(key, render(helm, folder, variant, values))
+        try:
+            _remember(key, render(helm, folder, variant, values))
+        except HelmFailure as exc:
+            raise fail("PLT-HELM", exc.message, chart_location(folder)) from None
     return _memo[key]
 
 
-def prefetch(helm: str, results: list[Any], parallel: int = 1) -> None:
+def chart_location(chart: Path) -> Location:
+    """Where helm's own failure is reported: the chart it was rendering (not the overlay)."""
+    return Location(str(chart / "Chart.yaml"), 1, 1)
+
+
+def chart_render(result: Any, helm: str, chart: Path) -> Any:
+    """The whole render (``ChartRender``, Packages kept) of ``result``'s platform release from the
+    chart folder ``chart``: the one ``platform_view`` used, when the check stage made it."""
+    from renderer.effective.helm import render_platform
+    from renderer.effective.packages import platform_inputs
+
+    variant, values, _ = platform_inputs(result)
+    return _rendered(helm, chart, variant, values, render_platform)
+
+
+def model_render(result: Any) -> Any:
+    """The model's prediction as a ``ChartRender``: one Package per name the chart emits, with the
+    variant and the component values the model decides offline (values the chart takes from a
+    ``lookup`` or computes from values the model does not replay are absent: a prediction). Every
+    Package carries ``helm.sh/resource-policy: keep``, as both package helpers of the chart write it
+    (templates/_helpers.tpl)."""
+    from renderer.effective.helm import ChartFailure, ChartRender
+    from renderer.model import PACKAGE_API
+
+    facts = result.plan.facts
+    problems = facts.chart_problems
+    if problems:
+        first = problems[0]
+        return ChartRender([], ChartFailure(first.message, first.template, first.line, 0, first.message))
+    documents = []
+    for name, package in sorted(facts.rendered_packages.items()):
+        components: dict[str, Any] = {}
+        for path, value in sorted(package.values.items(), key=lambda item: [str(p) for p in item[0]]):
+            node = components
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = value
+        spec: dict[str, Any] = {"variant": package.variant}
+        if components:
+            spec["components"] = components
+        documents.append({"apiVersion": PACKAGE_API, "kind": "Package",
+                          "metadata": {"name": name, "annotations": {KEEP_POLICY: "keep"}}, "spec": spec})
+    return ChartRender(documents, None)
+
+
+KEEP_POLICY = "helm.sh/resource-policy"
+
+
+def prefetch(helm: str, results: list[Any], parallel: int = 1, chart: Path | None = None) -> None:
     """Render the platform chart for every result not yet rendered, ``helm.BATCH`` clusters to a helm
-    process (``render_platform_many``), so the check that follows finds each one ready."""
-    from renderer.effective.helm import render_platform_many
+    process (``render_platform_many``), so the check that follows finds each one ready. helm's own
+    failure here is not reported: each cluster's check renders its own and reports it (PLT-HELM)."""
+    from renderer.effective.helm import HelmFailure, render_platform_many
     from renderer.effective.packages import platform_inputs
     from renderer.platform_chart import chart_dir, version_known
 
     wanted: dict[str, dict[tuple[str, str, str, str], tuple[str, Any]]] = {}
     for result in results[:MEMO_SIZE]:
         version = result.plan.facts.version
-        if not version_known(version):
+        if chart is None and not version_known(version):
             continue  # PLT-VERSION: no chart to render
-        folder = chart_dir(version, None)
+        folder = chart_dir(version, chart)
         variant, values, _ = platform_inputs(result)
         key = _key(helm, folder, variant, values)
         if key not in _memo:
             wanted.setdefault(str(folder), {})[key] = (variant, values)
-    for chart, inputs in wanted.items():
-        renders = render_platform_many(helm, Path(chart), list(inputs.values()), parallel, shared=True)
+    for folder_name, inputs in wanted.items():
+        try:
+            renders = render_platform_many(helm, Path(folder_name), list(inputs.values()), parallel, shared=True)
+        except HelmFailure:
+            return
         for key, rendered in zip(list(inputs), renders, strict=True):
             _remember(key, rendered)

@@ -29,6 +29,12 @@ class ChartChoice(NamedTuple):
         why = "no helm on PATH" if self.asked == "auto" else "--chart helm renders the real chart"
         return f"platform chart: built-in model ({why})"
 
+    def judge(self) -> str:
+        """The judge in a few words, without the binary's path (for outputs that are compared)."""
+        if self.mode == "helm":
+            return f"rendered by helm {self.helm_version}"
+        return "predicted by the built-in model; --chart helm renders the real chart"
+
     def as_dict(self) -> dict[str, object]:
         return {"mode": self.mode, "asked": self.asked, "helm": self.helm, "helmVersion": self.helm_version or None}
 
@@ -36,11 +42,14 @@ class ChartChoice(NamedTuple):
 MODEL = ChartChoice("model")
 
 
-def choose(mode: str = DEFAULT_MODE, helm: str | None = None) -> ChartChoice:
-    """Resolve ``--chart`` and ``--helm``: a helm mode carries a binary that answered ``helm version``."""
+def choose(mode: str | None = None, helm: str | None = None) -> ChartChoice:
+    """Resolve ``--chart`` and ``--helm``: a helm mode carries a binary that answered ``helm version``.
+    ``--chart`` unsaid is the default (the model), unless ``--helm`` names a binary: then it is helm."""
+    if mode is None:
+        mode = "helm" if helm is not None else DEFAULT_MODE
     if mode not in MODES:
         raise fail("PLT-HELM", f"--chart {mode!r}: choose one of {', '.join(MODES)}")
-    if mode == "model":
+    if mode == "model":  # said explicitly: --helm is not run (check --chart model never runs helm)
         return MODEL
     from renderer.effective.helm import find_helm
 

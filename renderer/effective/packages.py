@@ -50,6 +50,7 @@ class EffectiveSet(NamedTuple):
     packages: list[EffectivePackage]
     package_sources: int
     assumed_absent: tuple[str, ...]
+    judge: str = ""  # who said what the platform chart renders (``ChartChoice.judge``)
 
 
 def platform_inputs(result: Any) -> tuple[str, dict[str, Any], Any]:
@@ -74,7 +75,7 @@ def ssa_merge(base: Any, over: Any) -> Any:
 
 
 def effective_set(result: Any, helm: str, chart: Path, version: str,
-                  rendered: ChartRender | None = None) -> EffectiveSet:
+                  rendered: ChartRender | None = None, judge: str = "") -> EffectiveSet:
     """The effective set of ``result`` from ``rendered`` (rendered here when not given: helm's own
     failure is then PLT-HELM at the chart's Chart.yaml)."""
     variant, values, platform = platform_inputs(result)
@@ -91,7 +92,8 @@ def effective_set(result: Any, helm: str, chart: Path, version: str,
         where = platform.source if platform is not None else None
         raise RenderError([Finding("PLT-CHART", f"the platform chart {version} fails "
                                    f"({rendered.failure.where}): {rendered.failure.message}", where)])
-    return EffectiveSet(version, chart, combine(rendered, result), len(chart_sources(chart)), ASSUMED_ABSENT)
+    return EffectiveSet(version, chart, combine(rendered, result), len(chart_sources(chart)), ASSUMED_ABSENT,
+                        judge)
 
 
 def combine(rendered: ChartRender, result: Any) -> list[EffectivePackage]:

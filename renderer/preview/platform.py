@@ -25,8 +25,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.diff.normalize import normalise
-from renderer.errors import RenderError
+from renderer.effective.helm import ChartRender, HelmFailure, render_platform, render_platform_many
+from renderer.effective.packages import combine, platform_inputs
+from renderer.errors import Location, RenderError, fail
 from renderer.model import PACKAGE_API
+from renderer.pipeline import default_jobs
+from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
 from renderer.preview.objects import value_changes
 
 HELM, MODEL = "helm", "model"
@@ -115,7 +119,6 @@ class Reactor:
         the same ``helm_runs`` (tests/preview/test_platform_batch.py)."""
         if self.helm is None:
             return
-        from renderer.effective.helm import HelmFailure, render_platform_many
 
         wanted: dict[Path, dict[tuple[str, str, str], tuple[str, Any]]] = {}
         for base, head in pairs:
@@ -132,7 +135,6 @@ class Reactor:
                     continue  # effective() reports it for this side
                 if key not in self._charts:
                     wanted.setdefault(chart, {})[key] = inputs
-        from renderer.pipeline import default_jobs
 
         for chart, items in wanted.items():
             try:  # both sides of a chunk: a few batches, side by side on the cores available
@@ -144,8 +146,6 @@ class Reactor:
                 self.helm_runs += 1
 
     def effective(self, result: Any) -> SideSet:
-        from renderer.effective.helm import ChartRender
-
         try:
             rendered = self._chart(result) if self.helm is not None else self._model(result)
         except RenderError as exc:
@@ -155,16 +155,11 @@ class Reactor:
         if rendered.failure is not None:
             return SideSet({}, f"the platform chart fails ({rendered.failure.where}): {rendered.failure.message}")
         assert isinstance(rendered, ChartRender)
-        from renderer.effective.packages import combine
 
         return SideSet({p.name: (p.origin, p.obj) for p in combine(rendered, result)}, None)
 
     def _input(self, result: Any) -> tuple[Path, tuple[str, str, str], tuple[str, Any]]:
         """(chart folder, memo key, (variant, values)) of a side's platform release."""
-        from renderer.effective.packages import platform_inputs
-        from renderer.errors import fail
-        from renderer.platform_chart import DEFAULT_VERSION, chart_dir, shipped_versions, version_known
-
         version = str(result.overlay.get("platform", "version") or DEFAULT_VERSION)
         if self.platform_chart is None and not version_known(version):
             raise fail("PLT-VERSION", f"platform.version {version} is not vendored (shipped: "
@@ -174,8 +169,6 @@ class Reactor:
         return chart, (str(chart), variant, json.dumps(values, sort_keys=True, default=str)), (variant, values)
 
     def _chart(self, result: Any) -> Any:
-        from renderer.effective.helm import HelmFailure, render_platform
-
         chart, key, (variant, values) = self._input(result)
         if key not in self._charts:
             assert self.helm is not None
@@ -188,35 +181,14 @@ class Reactor:
 
     @staticmethod
     def _model(result: Any) -> Any:
-        """The model's prediction as a ChartRender: one Package per name the chart emits, with the
-        variant and the component values the model decides offline."""
-        from renderer.effective.helm import ChartFailure, ChartRender
+        """The model's prediction as a ChartRender (the one ``effective --chart model`` prints)."""
+        from renderer.effective.chart_check import model_render
 
-        facts = result.plan.facts
-        problems = facts.chart_problems
-        if problems:
-            first = problems[0]
-            return ChartRender([], ChartFailure(first.message, first.template, first.line, 0, first.message))
-        documents = []
-        for name, package in sorted(facts.rendered_packages.items()):
-            components: dict[str, Any] = {}
-            for path, value in sorted(package.values.items(), key=lambda item: [str(p) for p in item[0]]):
-                node = components
-                for part in path[:-1]:
-                    node = node.setdefault(part, {})
-                node[path[-1]] = value
-            spec: dict[str, Any] = {"variant": package.variant}
-            if components:
-                spec["components"] = components
-            documents.append({"apiVersion": PACKAGE_API, "kind": "Package", "metadata": {"name": name},
-                              "spec": spec})
-        return ChartRender(documents, None)
+        return model_render(result)
 
 
 def _helm_failure(chart: Path, exc: Any) -> RenderError:
     """helm's own failure (a limit, a crash): PLT-HELM at the chart, never a side's chart failure."""
-    from renderer.errors import Location, fail
-
     return fail("PLT-HELM", exc.message, Location(str(chart / "Chart.yaml"), 1, 1))
 
 

@@ -90,7 +90,7 @@ def test_variant_data_is_shared_only_while_a_run_lasts(fleet: Path) -> None:
     assert len(done.clusters) == 14
     variants = {id(c.result.variants) for c in done.clusters if c.result is not None}
     assert len(variants) == 1  # one read of the variant data for the whole run
-    assert pipeline._SHARED_VARIANTS is None
+    assert not [name for name, value in vars(pipeline).items() if isinstance(value, pipeline.Variants)]
     alone = pipeline.run(fleet / "clusters" / done.clusters[0].name, pipeline.Options(refuse=False))
     assert alone.clusters[0].result is not None
     assert id(alone.clusters[0].result.variants) not in variants
@@ -118,12 +118,12 @@ def test_a_render_frees_itself_without_the_collector(fleet: Path) -> None:
 
     cluster = sorted((fleet / "clusters").iterdir())[0]
     options = pipeline.Options(refuse=False, flux=True)
-    pipeline.run_cluster(cluster, options)  # warm every lazy import and cache
+    pipeline.run_cluster(cluster, pipeline.Work(options))  # warm every lazy import and cache
     gc.collect()
     was = gc.get_debug()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
-        pipeline.run_cluster(cluster, options)
+        pipeline.run_cluster(cluster, pipeline.Work(options))
         gc.collect()
         ours = [o for o in gc.garbage if isinstance(o, (Overlay, RenderResult, RuleContext))]
     finally:

@@ -16,7 +16,7 @@ _OTHER: dict[str, Any] = {"path": Path("elsewhere"), "fmt": "json", "out": Path(
                           "kubernetes_version": "1.30", "validator": "builtin", "parameters": "[]",
                           "source_path": "clusters/x", "plugin_env": (("ARGOCD_ENV_strict", "true"),),
                           "kube_version": "1.33.4", "annotate": True, "verbose": True, "jobs": 2,
-                          "shard": "1/2"}
+                          "shard": "1/2", "chart": "helm", "helm": "/usr/bin/helm"}
 
 
 @pytest.mark.parametrize("request_type", [RenderRequest, CmpGenerateRequest], ids=lambda t: t.__name__)

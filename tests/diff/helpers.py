@@ -47,7 +47,7 @@ def case_repo(tmp_path: Path, case: str) -> Path:
 
 
 def render_objects(cluster_dir: Path) -> list[dict[str, Any]]:
-    from renderer.pipeline import render
+    from tests.helpers import render
 
     return [json.loads(json.dumps(e.obj)) for e in render(cluster_dir).objects]
 

@@ -32,7 +32,7 @@ def test_render_out_then_diff_against_the_folder_is_clean(dollar: Path, tmp_path
 
 
 def _flux_applied(cluster: Path) -> list[dict]:
-    from renderer.output.flux import disable_substitution
+    from renderer.check.flux import disable_substitution
 
     return real_cluster(disable_substitution(render_objects(cluster)))
 

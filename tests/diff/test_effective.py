@@ -26,7 +26,7 @@ def effective_live(cluster: Path) -> list[dict]:
     """What the cluster holds once the platform release and cozy-render have both synced: the
     effective set, with Helm's metadata on the platform's Packages."""
     from renderer.effective.packages import COZY_RENDER, effective_packages
-    from renderer.pipeline import render
+    from tests.helpers import render
 
     result = render(cluster)
     live = [realistic(json.loads(json.dumps(e.obj))) for e in result.objects if not e.is_package()]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from renderer.emit import provenance
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.conftest import OVERLAYS
 
 SAMPLES = sorted(p.name for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())

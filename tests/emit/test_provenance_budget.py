@@ -12,7 +12,7 @@ from pathlib import Path
 from renderer import output
 from renderer.emit import provenance
 from renderer.load import layercache
-from renderer.pipeline import render
+from tests.helpers import render
 
 HEAD = ("apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
         "host: {os: apt}\nplatform: {variant: isp-full-generic}\n")

@@ -9,7 +9,7 @@ import pytest
 
 from renderer.errors import RenderError
 from renderer.load import layercache, overlay
-from renderer.pipeline import render
+from tests.helpers import render
 
 BASE = """apiVersion: render.cozystack.io/v1alpha1
 kind: ClusterOverlay

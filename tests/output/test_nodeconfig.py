@@ -192,7 +192,7 @@ def test_command_prints_without_out(cli) -> None:
 
 def test_sample_vlan_apt_01_netplan() -> None:
     from renderer.output.nodeconfig import cluster_files
-    from renderer.pipeline import render
+    from tests.helpers import render
 
     (text,) = cluster_files(render(OVERLAYS / "clusters" / "vlan-apt-01").overlay).values()
     assert load_all(text)[0] == {"network": {"version": 2, "vlans": {

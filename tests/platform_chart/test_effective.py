@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from renderer.pipeline import render
+from tests.helpers import render
 from renderer.platform_chart import DEFAULT_VERSION, chart_dir
 from tests.conftest import OVERLAYS, overlay_doc
 
@@ -117,7 +117,8 @@ def test_effective_table_and_yaml_say_what_was_assumed(helm: str, cli) -> None:
 
 
 def test_effective_without_helm_is_one_line_saying_how_to_get_it(cli, tmp_path: Path) -> None:
-    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "--helm", str(tmp_path / "no-helm"))
+    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "--chart", "helm",
+                         "--helm", str(tmp_path / "no-helm"))
     assert code > 1 and out == ""
     (line,) = err.splitlines()
     assert "error[PLT-HELM]" in line and "https://helm.sh/docs/intro/install/" in line and "--helm PATH" in line
@@ -125,9 +126,27 @@ def test_effective_without_helm_is_one_line_saying_how_to_get_it(cli, tmp_path: 
 
 
 def test_effective_without_helm_on_path(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The default judge is the model (as for check): no helm needed, and the output says who judged.
+    Asking for the real chart without a helm is one PLT-HELM line."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"))
+    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "-o", "table")
+    assert code == 0 and "predicted by the built-in model" in out and "platform chart" not in err
+    code, out, err = cli("effective", str(OVERLAYS / "clusters" / "gpu-apt-01"), "--chart", "helm")
     assert code == 3 and out == "" and err.count("\n") == 1 and "no helm on PATH" in err
+
+
+def test_effective_model_and_helm_name_the_same_packages(cli, helm: str) -> None:
+    """The model's effective set names every Package helm renders, with the same variants and origins
+    (the values the chart computes from lookups are what a prediction leaves out)."""
+    for sample in sorted((OVERLAYS / "clusters").iterdir()):
+        sets = []
+        for judge in (["--chart", "model"], ["--helm", helm]):
+            code, out, _ = cli("effective", str(sample), "-o", "json", *judge)
+            assert code == 0, sample
+            document = json.loads(out)
+            sets.append([(p["name"], p["variant"], p["origin"]) for p in document["packages"]])
+            assert document["chart"]["mode"] == judge[1] if judge[0] == "--chart" else "helm"
+        assert sets[0] == sets[1], sample.name
 
 
 def test_platforms_lists_the_vendored_versions(cli) -> None:
@@ -190,7 +209,8 @@ def test_each_failing_set_is_refused(values: dict[str, Any], helm: str, cli, clu
 
 def test_check_reports_a_chart_failure_the_model_does_not_know(helm: str, cluster, tmp_path: Path) -> None:
     """A user's chart with a guard the generated model has never seen: PLT-CHART, at the overlay line."""
-    from renderer.effective.chart_check import chart_findings
+    from renderer.effective.choice import choose
+    from renderer.pipeline import Options, run
 
     copy = tmp_path / "chart"
     shutil.copytree(chart_dir(DEFAULT_VERSION), copy)
@@ -198,23 +218,26 @@ def test_check_reports_a_chart_failure_the_model_does_not_know(helm: str, cluste
     iaas.write_text('{{- if .Values.resources.cpuAllocationRatio }}{{ fail "resources.cpuAllocationRatio: '
                     'a guard only this chart has" }}{{ end }}\n' + iaas.read_text())
     folder = cluster(overlay_doc(platform={"variant": "isp-full", "values": {"resources": {"cpuAllocationRatio": 4}}}))
-    result = render(folder, refuse=False)
-    (finding,) = chart_findings(result, helm=helm, chart=copy)
-    assert finding.code == "PLT-CHART" and "a guard only this chart has" in finding.message
+    result = run(folder, Options(refuse=False, chart=choose("helm", helm), platform_chart=copy)).one()
+    (finding,) = [f for f in result.findings if f.code == "PLT-CHART"]
+    assert "a guard only this chart has" in finding.message
     assert finding.location == result.overlay.locate(("platform", "values", "resources", "cpuAllocationRatio"))
 
 
 def test_plt_11_12_have_one_body_whichever_source_answers(helm: str, cluster) -> None:
     """The model and helm are two sources of one view; the rules are the same functions (issue 17 item 2)."""
     from renderer.check.rules import run_rules
-    from renderer.effective.chart_check import CO_MANAGEMENT_RULES, chart_findings, platform_view
+    from renderer.effective.chart_check import CO_MANAGEMENT_RULES, platform_view
+    from renderer.effective.choice import choose
+    from renderer.pipeline import Options, run
 
     folder = cluster(overlay_doc(platform={"variant": "isp-full", "version": "main-3c780ac"}, packages={
         "cozystack.multus": {"variant": "default", "components": {"multus": {"values": {"stageCniPlugins": False}}}},
         "cozystack.cozystack-scheduler": {"variant": "default"}}))
     result = render(folder, refuse=False)
     model = sorted((f.code, f.message) for f in result.findings if f.code in CO_MANAGEMENT_RULES)
-    chart = sorted((f.code, f.message) for f in chart_findings(result, helm=helm))
+    judged = run(folder, Options(refuse=False, chart=choose("helm", helm))).one()
+    chart = sorted((f.code, f.message) for f in judged.findings if f.code in CO_MANAGEMENT_RULES)
     assert chart == model and {code for code, _ in model} == {"PLT-11", "PLT-12"}  # agree, message for message
     view = platform_view(result, helm=helm)
     assert view.source == "helm" and view.version == "main-3c780ac"

@@ -13,7 +13,7 @@ import pytest
 
 from renderer.check.schemas import catalog, check_objects
 from renderer.errors import ERROR, RenderError
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.check.schemas import corpus
 from tests.conftest import OVERLAYS
 from tests.helpers import emitted
@@ -306,7 +306,7 @@ def test_importing_the_package_loads_no_validator() -> None:
 
 def test_a_render_imports_only_the_validators_of_kinds_present() -> None:
     sample = OVERLAYS / "clusters" / "vlan-apt-01"
-    loaded = _modules_after(f"from renderer.pipeline import render; render(Path({str(sample)!r}), validator='builtin')")
+    loaded = _modules_after(f"from renderer.pipeline import Options, run; run(Path({str(sample)!r}), Options(validator='builtin')).one()")
     assert "jsonschema" not in loaded and "renderer.check.schemas.store" not in loaded
     assert [m for m in loaded if m.startswith("renderer._generated.schema_validators.")] == [
         "renderer._generated.schema_validators.crd__networkattachmentdefinition_k8s_v1",

@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.conftest import BASE_OVERLAY, OVERLAYS
 from tests.helpers import emit_overlay
 

@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 
 from renderer.check.schemas.catalog import CORE_KINDS
 from renderer.errors import RenderError
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.conftest import OVERLAYS
 
 KUBECTL = shutil.which("kubectl")

@@ -22,7 +22,7 @@ from renderer.model import (
     MANAGED_BY_LABEL,
     OWNERSHIP_ANNOTATION,
 )
-from renderer.pipeline import render
+from tests.helpers import render
 from renderer.resolve.features.hubble import go_url_host
 from tests.conftest import OVERLAYS, overlay_doc
 from tests.helpers import emit_overlay

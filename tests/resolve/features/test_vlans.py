@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 from renderer.errors import ERROR, RenderError
 from renderer.load.overlay import load_overlay
 from renderer.output.nodeconfig import vm_snippets
-from renderer.pipeline import render
+from tests.helpers import render
 from tests.conftest import BASE_OVERLAY, OVERLAYS
 
 # examples/vlan100-network-attachment-definition.yaml: cozystack/website

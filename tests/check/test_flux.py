@@ -1,4 +1,4 @@
-"""Flux postBuild substitution safety (renderer/output/flux.py): `${` reaches the cluster as written."""
+"""Flux postBuild substitution safety (renderer/check/flux.py): `${` reaches the cluster as written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from renderer.output import flux
+from renderer.check import flux
 from tests.conftest import overlay_doc
 
 # The annotation name and value as kustomize-controller reads them (fluxcd/kustomize-controller @186fb3b,
