@@ -73,10 +73,10 @@ def _rendered_hint(key: str) -> str:
 
 def _rendered(req: ExplainRequest) -> int:
     from renderer.emit import provenance
-    from renderer.pipeline import render
+    from renderer.pipeline import Options, run
 
     with provenance.collector_paused():  # one cluster, as pipeline.run renders it (renderer.batch)
-        result = render(req.path, root=req.root, variants=req.variants, refuse=False)
+        result = run(req.path, Options(req.variants, req.root, refuse=False)).one()
     tracer = provenance.Tracer(result)
     target = req.key
     pointer = req.pointer
