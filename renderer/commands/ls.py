@@ -1,6 +1,6 @@
 """``cozy-render ls OVERLAYS``: one row per cluster of an overlay tree, with the rule counts.
 
-Each cluster is rendered and checked (``pipeline.render(refuse=False)``); a cluster whose overlay is
+Each cluster is rendered and checked (one ``pipeline.run`` over the tree, not refused); a cluster whose overlay is
 refused before it renders still gets a row, with its error count and ``?`` for what it would render.
 A table, as kubectl prints one, unless ``-o json``; the VERSION is the platform chart version the
 cluster is judged by (its ``platform.version``, else the default).

@@ -72,3 +72,21 @@ def test_effective_all_renders_the_charts_in_a_few_helm_processes(helm: str, tre
     runs = log.read_text().split()
     # one umbrella per chart version, plus the chart-failing cluster rendered again on its own
     assert runs.count("version") == 1 and runs.count("template") <= 3
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_effective_all_with_the_model_goes_on_past_failing_clusters(tree: Path, fmt: str) -> None:
+    """The default judge (the model, no helm at all): the same loop equality, and the refused clusters
+    do not stop the others: the output holds every cluster that rendered."""
+    together = _cozy(["effective", ".", "--all", "-o", fmt], tree)
+    loop = [_cozy(["effective", f"clusters/{c.name}", "-o", fmt], tree)
+            for c in sorted((tree / "clusters").iterdir()) if (c / "cluster.yaml").is_file()]
+    if fmt == "json":
+        document = json.loads(together.stdout)
+        assert document["clusters"] == [json.loads(run.stdout) for run in loop if run.stdout]
+        assert {c["chart"]["mode"] for c in document["clusters"]} == {"model"}
+        assert len(document["clusters"]) == sum(1 for run in loop if run.returncode == 0) >= 7
+    else:
+        assert together.stdout == "".join(run.stdout for run in loop)
+    assert together.stderr == "".join(run.stderr for run in loop)
+    assert together.returncode == max(run.returncode for run in loop) == 3
