@@ -215,6 +215,7 @@ def run(python: str, helm: str, clusters: int, runs: int, scratch: Path) -> str:
         "check --all --chart model": ([*cozy, "check", ".", "--all", "-o", "json", "--chart", "model"], tree, env),
         LOOP_NAME: (["bash", "-c", LOOP], work, helm_env(helm, work)),
     }
+    load_before = load()
     timeout = 120 + clusters  # far past any healthy run (tens of ms a cluster), even on a loaded machine
     # Warm the page cache (helm's binary, the chart copy, the interpreter); not counted.
     process_cpu([helm, "template", "empty", "empty"], work, helm_env(helm, work), 60)
@@ -229,11 +230,16 @@ def run(python: str, helm: str, clusters: int, runs: int, scratch: Path) -> str:
     by_floor = sorted(floors, key=lambda pair: pair[0] - pair[1])
     templating, starts = by_floor[len(by_floor) // 2]  # the median repeat's pair (the upper middle of an even count)
     version = subprocess.run([helm, "version", "--short"], capture_output=True, text=True).stdout.strip()
-    return report(clusters, runs, version, wall, cpu, templating, starts)
+    return report(clusters, runs, version, wall, cpu, templating, starts, f"{load_before} before, {load()} after")
+
+
+def load() -> str:
+    """The 1-minute load average (the machine is shared: a figure says how busy it was)."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 def report(clusters: int, runs: int, version: str, wall: dict[str, float], cpu: dict[str, float],
-           templating: float, starts: float) -> str:
+           templating: float, starts: float, loads: str = "not measured") -> str:
     """The section: a row per command, the four ratios (targets at ``TARGET_FLEET``), the floor's sums."""
     loop = LOOP_NAME
     floor = templating - starts
@@ -268,7 +274,7 @@ def report(clusters: int, runs: int, version: str, wall: dict[str, float], cpu: 
         "values cozy-render gives the chart (written before timing), from the same scratch chart copy, "
         "`-f values.yaml -f values-<variant>.yaml -f <cluster>.json`, output to /dev/null, helm with its own Go "
         "settings (cozy-render runs its helm with `GOGC=off GOMEMLIMIT=192MiB`). CPU: user + system seconds, "
-        "children included.", "",
+        f"children included. {os.cpu_count()} CPUs, load average {loads}.", "",
         "| command | median wall s | median CPU s | CPU ms a cluster |", "| --- | ---: | ---: | ---: |", *rows, "",
         *notes, "",
         "Reproduce: `python bench/bench_chart_peer.py --write` (`--clusters 50` for a quick look).",

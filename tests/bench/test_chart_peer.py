@@ -33,6 +33,7 @@ def test_a_quick_run_prints_every_row_and_ratio() -> None:
     text = done.stdout
     assert text.startswith(_peer().SECTION)
     assert "3 clusters from bench/gen_fleet.py" in text and "median of 1 interleaved runs" in text
+    assert " before, " in text.split("load average ", 1)[1].splitlines()[0]  # how busy the machine was
     for name in COMMANDS:
         assert f"\n| {name} | " in text, name
     assert "\n| helm's CPU floor (paired, below) | - | " in text
