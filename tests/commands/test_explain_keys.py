@@ -107,3 +107,17 @@ def test_a_key_appended_to_in_a_new_subtree_is_explained_by_its_merged_name(cli,
         ("platform.values.bundles.enabledPackages.0", "cozystack.a", ("base", "a.yaml"), 7),
         ("platform.values.bundles.enabledPackages.1", "cozystack.b", ("c1", "cluster.yaml"), 8)]
     _asks_back_every_key(cli, root / "clusters" / "c1")
+
+
+@pytest.mark.parametrize("name", [p.name for p in _clusters(OVERLAYS)])
+def test_every_rendered_value_explain_prints_is_accepted_back(cli, samples: Path, name: str) -> None:
+    """``explain PATH --rendered``: each (object, pointer) it prints names that value again."""
+    cluster = str(samples / "clusters" / name)
+    code, out, err = cli("explain", cluster, "--rendered", "-o", "json")
+    assert (code, err) == (0, "")
+    entries = json.loads(out)["values"]
+    assert entries
+    for entry in entries:
+        code, out, err = cli("explain", cluster, "--rendered", entry["object"], entry["pointer"], "-o", "json")
+        assert (code, err) == (0, ""), (entry["object"], entry["pointer"], err)
+        assert entry in json.loads(out)["values"]
