@@ -56,8 +56,8 @@ def main() -> int:
     if not args.helm:
         sys.exit("no helm: pass --helm PATH (python .ci/fetch_kubectl.py DIR helm fetches one)")
     from renderer.effective.helm import offline_chart, values_files
-    from tests.helpers import render
     from renderer.platform_chart import DEFAULT_VERSION, chart_dir
+    from tests.helpers import render
 
     cozy = str(Path(sys.executable).with_name("cozy-render"))
     result = render(SAMPLE)

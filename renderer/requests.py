@@ -47,7 +47,7 @@ class CheckRequest(NamedTuple):
     kubernetes_version: str | None = None
     validator: str = "auto"
     verbose: bool = False  # --all on a terminal: every warning line, not one per distinct warning
-    chart: str | None = None  # model | helm | auto: who says what the platform chart renders (renderer.effective.choice)
+    chart: str | None = None  # model | helm | auto: who judges the platform chart (renderer.effective.choice)
     helm: str | None = None  # the helm binary for --chart helm/auto (default: helm on PATH)
     jobs: int = 0  # --all: worker processes (0: the cores available); findings are the same as serial
     shard: str | None = None  # --shard K/N with --all: this runner's part of the fleet (renderer.shard)

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from renderer.errors import RenderError
-from tests.helpers import render
-from tests.helpers import emitted
+from tests.helpers import emitted, render
 
 HEAD = "apiVersion: render.cozystack.io/v1alpha1\nkind: ClusterOverlay\nmetadata: {name: c1}\n"
 

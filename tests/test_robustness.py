@@ -14,8 +14,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
-from tests.helpers import render
 from tests.conftest import OVERLAYS
+from tests.helpers import render
 
 # Values and keys the schema accepts in free-form places (platform.values, packages:, manifests:) or
 # that are plausible typos and wrong types elsewhere.

@@ -20,7 +20,6 @@ from typing import Any
 from renderer.codes import Code
 from renderer.errors import (
     ERROR,
-    EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,

@@ -32,8 +32,8 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
         if req.check_only:
             raise shard.refusal("--shard with --check: check the whole --out folder in one run (a shard "
                                 "would count the other shards' folders as stale)")
-    if req.out is None and not req.all_clusters and req.variants is None and not req.annotate and req.chart in (None, "model") \
-            and req.helm is None:
+    cacheable = req.chart in (None, "model") and req.helm is None  # helm's answer is not in the cache key
+    if req.out is None and not req.all_clusters and req.variants is None and not req.annotate and cacheable:
         return write_cached(req, req.path, req.root, lambda: _stream(req), cache_key)
     from renderer.commands import fleet
 

@@ -361,8 +361,8 @@ def _render(side: Side, folder: Path, options: Options) -> Rendered:
     root = _side_path(side, options.rel_root)
     with display_relative_to(side.root):
         try:
-            result = run(folder, RunOptions(_variants(side, options), root, kubernetes_version=options.kubernetes_version,
-                                            refuse=False)).one()
+            result = run(folder, RunOptions(_variants(side, options), root, refuse=False,
+                                            kubernetes_version=options.kubernetes_version)).one()
         except RenderError as exc:
             return Rendered(None, exc.findings, [])
     from renderer.inputs import variant_overrides

@@ -10,9 +10,9 @@ import pytest
 
 from renderer.effective import helm as helm_module
 from renderer.effective.packages import platform_inputs
-from renderer.pipeline import render
 from renderer.platform_chart import chart_dir, shipped_versions
 from tests.conftest import OVERLAYS
+from tests.helpers import render
 
 
 def _sample_inputs() -> list[tuple[str, dict]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from renderer.emit import provenance
-from tests.helpers import render
 from tests.conftest import OVERLAYS
+from tests.helpers import render
 
 SAMPLES = sorted(p.name for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())
 KUBECTL = shutil.which("kubectl")

@@ -18,8 +18,8 @@ from ruamel.yaml.nodes import ScalarNode
 
 from renderer.output import directory_files, emitter
 from renderer.output.yaml import dump_stream, ruamel_dump_stream
-from tests.helpers import render
 from tests.conftest import OVERLAYS
+from tests.helpers import render
 
 SAMPLES = sorted(p.parent for p in (OVERLAYS / "clusters").glob("*/cluster.yaml"))
 

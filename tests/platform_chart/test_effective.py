@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import render
 from renderer.platform_chart import DEFAULT_VERSION, chart_dir
 from tests.conftest import OVERLAYS, overlay_doc
+from tests.helpers import render
 
 SAMPLES = sorted(p for p in (OVERLAYS / "clusters").iterdir() if (p / "cluster.yaml").is_file())
 VARIANT_FILES = {"default": [], "isp-full": ["values-isp-full.yaml"], "isp-hosted": ["values-isp-hosted.yaml"],

@@ -18,9 +18,8 @@ from renderer.check.rules import run_rules
 from renderer.check.rules.gpu import PLT03_MESSAGE, memory_bytes
 from renderer.errors import ERROR, WARNING, Finding, RenderError
 from renderer.load.overlay import Overlay, load_overlay
-from tests.helpers import render
 from tests.conftest import BASE_OVERLAY, overlay_doc
-from tests.helpers import emit_overlay
+from tests.helpers import emit_overlay, render
 
 BASE = BASE_OVERLAY
 TALOS = {"host": {"os": "talos"}, "platform": {"variant": "isp-full"}}

@@ -15,8 +15,7 @@ from renderer.check.rules import run_rules
 from renderer.emit import RenderResult
 from renderer.errors import ERROR, WARNING, Finding, RenderError
 from renderer.load.overlay import load_overlay
-from tests.helpers import render
-from tests.helpers import emit_overlay
+from tests.helpers import emit_overlay, render
 
 HEADER = """\
 apiVersion: render.cozystack.io/v1alpha1

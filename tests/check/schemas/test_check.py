@@ -13,10 +13,9 @@ import pytest
 
 from renderer.check.schemas import catalog, check_objects
 from renderer.errors import ERROR, RenderError
-from tests.helpers import render
 from tests.check.schemas import corpus
 from tests.conftest import OVERLAYS
-from tests.helpers import emitted
+from tests.helpers import emitted, render
 
 DATA = Path(__file__).parent / "data"
 

@@ -19,9 +19,8 @@ from ruamel.yaml import YAML
 
 from renderer.errors import RenderError
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL
-from tests.helpers import render
 from tests.conftest import BASE_OVERLAY, OVERLAYS
-from tests.helpers import emit_overlay
+from tests.helpers import emit_overlay, render
 
 DATA = Path(__file__).parent / "data"
 

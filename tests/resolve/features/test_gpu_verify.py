@@ -13,8 +13,8 @@ from ruamel.yaml import YAML
 
 from renderer.check.schemas.catalog import CORE_KINDS
 from renderer.errors import RenderError
-from tests.helpers import render
 from tests.conftest import OVERLAYS
+from tests.helpers import render
 
 KUBECTL = shutil.which("kubectl")
 VERIFY_LABEL = "render.cozystack.io/gpu-verify"

@@ -22,10 +22,9 @@ from renderer.model import (
     MANAGED_BY_LABEL,
     OWNERSHIP_ANNOTATION,
 )
-from tests.helpers import render
 from renderer.resolve.features.hubble import go_url_host
 from tests.conftest import OVERLAYS, overlay_doc
-from tests.helpers import emit_overlay
+from tests.helpers import emit_overlay, render
 
 # examples/hubble-cilium-values.yaml: cozystack/website content/en/docs/next/networking/hubble.md
 # L22-37 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f (Apache-2.0), verbatim.

@@ -12,8 +12,8 @@ from ruamel.yaml import YAML
 from renderer.errors import ERROR, RenderError
 from renderer.load.overlay import load_overlay
 from renderer.output.nodeconfig import vm_snippets
-from tests.helpers import render
 from tests.conftest import BASE_OVERLAY, OVERLAYS
+from tests.helpers import render
 
 # examples/vlan100-network-attachment-definition.yaml: cozystack/website
 # content/en/docs/next/networking/vm-external-vlan.md L69-81 @ aa0d9e1be37f3ab18e663c092f39c09e444c739f
