@@ -25,12 +25,22 @@ EXIT_INTERRUPTED = 130  # renderer.errors.EXIT_INTERRUPTED
 def interpreter_key() -> bytes:
     """What the server's interpreter must share with the client's for a worker to behave the same:
     the executable, its flags (-X dev, -I, UTF-8 mode...), -W options, the character-type locale it set
-    up from LC_ALL/LC_CTYPE/LANG, and the import path (past entry 0, the script's own folder)."""
+    up from LC_ALL/LC_CTYPE/LANG, and the import path (``import_path``). ``safe_path`` (-P,
+    PYTHONSAFEPATH) is left out of the flags: all it changes is whether the script's folder leads the
+    import path, and ``import_path`` leaves that entry out either way."""
     import _locale
 
-    parts = [os.path.realpath(sys.executable), repr(tuple(sys.flags)), repr(sys.warnoptions), repr(sys._xoptions),
-             _locale.setlocale(_locale.LC_CTYPE), *sys.path[1:]]  # setlocale(category): a query, no change
+    flags = [f"{name}={getattr(sys.flags, name)}" for name in type(sys.flags).__match_args__ if name != "safe_path"]
+    parts = [os.path.realpath(sys.executable), *flags, repr(sys.warnoptions), repr(sys._xoptions),
+             _locale.setlocale(_locale.LC_CTYPE), *import_path()]  # setlocale(category): a query, no change
     return os.fsencode("\0".join(parts))
+
+
+def import_path() -> list[str]:
+    """``sys.path`` without the entry the interpreter put first for this process alone (the script's
+    folder, ``-m``'s or ``-c``'s working folder): none under ``-P``/PYTHONSAFEPATH, where every entry
+    is the environment's (PYTHONPATH, the standard library, site-packages)."""
+    return list(sys.path) if getattr(sys.flags, "safe_path", 0) else sys.path[1:]  # -P: Python 3.11+
 
 
 def package_identity() -> tuple[bytes, bytes]:

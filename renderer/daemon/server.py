@@ -89,8 +89,10 @@ def package_snapshot(package: Path) -> dict[str, tuple[int, int, int]]:
     every folder on the import path: pip replaces files (new inodes, new folder mtimes), an editor
     rewrites them (new mtime), and upgrading a library renames its ``*.dist-info`` folder in
     site-packages (a new mtime there)."""
+    from renderer.daemon.client import import_path
+
     snapshot = {}
-    for entry in sys.path[1:]:
+    for entry in import_path():  # under PYTHONSAFEPATH, sys.path[0] is PYTHONPATH's first folder: watched too
         with contextlib.suppress(OSError, ValueError):
             info = os.stat(entry or ".")
             if stat.S_ISDIR(info.st_mode):
@@ -116,6 +118,77 @@ def package_changed(snapshot: dict[str, tuple[int, int, int]]) -> bool:
     return False
 
 
+class PackageWatch:
+    """``package_changed`` without a stat of every file per request: inotify (Linux) watches every folder of
+    the snapshot, so a file written, replaced, created, renamed or removed in one of them, or a change to
+    the folder itself, queues an event; a request then costs one read that finds the queue empty. Set up
+    before the snapshot is taken, so nothing can change between the two unseen. Where inotify is not to
+    be had (another OS, the watch limit reached), ``changed`` compares the snapshot file by file."""
+
+    # IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE,
+    # IN_DELETE_SELF, IN_MOVE_SELF (<sys/inotify.h>)
+    MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+    EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
+
+    def __init__(self, package: Path) -> None:
+        self.fd = self._watch(package)
+        self.snapshot = package_snapshot(package)
+        self.seen_change = False
+
+    def _watch(self, package: Path) -> int:
+        from renderer.daemon.client import import_path
+
+        folders = [entry or "." for entry in import_path()]
+        for folder, children, _files in os.walk(package):
+            children[:] = sorted(name for name in children if name != "__pycache__")
+            folders.append(folder)
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        except (OSError, AttributeError):
+            return -1
+        if fd < 0:
+            return -1
+        for folder in folders:
+            if not os.path.isdir(folder):
+                continue  # a zip or a missing entry on the import path: the snapshot has no folder there either
+            if libc.inotify_add_watch(fd, os.fsencode(folder), self.MASK) < 0:
+                os.close(fd)  # the user's watch limit: compare file by file instead
+                return -1
+        return fd
+
+    def changed(self) -> bool:
+        if self.seen_change:
+            return True
+        if self.fd < 0:
+            self.seen_change = package_changed(self.snapshot)
+            return self.seen_change
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return False
+            except OSError:
+                self.seen_change = package_changed(self.snapshot)
+                return self.seen_change
+            at = 0
+            while at + self.EVENT.size <= len(data):
+                _wd, _mask, _cookie, size = self.EVENT.unpack_from(data, at)
+                name = data[at + self.EVENT.size:at + self.EVENT.size + size].rstrip(b"\0")
+                at += self.EVENT.size + size
+                if name != b"__pycache__":  # the interpreter writing bytecode (no code changes with it)
+                    self.seen_change = True
+            if self.seen_change:
+                return True
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 def become_subreaper() -> bool:
     """Make this process the reaper of its descendants' orphans (Linux PR_SET_CHILD_SUBREAPER): a helm a
     killed worker started in a session of its own is then this server's child, and is killed with the
@@ -130,7 +203,20 @@ def become_subreaper() -> bool:
 
 
 def orphans_of(parent: int, known: set[int]) -> list[int]:
-    """This server's children that are no worker of its own: orphans reparented to it."""
+    """This server's children that are no worker of its own: orphans reparented to it. The kernel lists a
+    process's children per thread (/proc/PID/task/TID/children, one small read); without that file
+    (a kernel built without CONFIG_PROC_CHILDREN), every process's parent is read from /proc."""
+    try:
+        found = []
+        for task in os.listdir(f"/proc/{parent}/task"):
+            with open(f"/proc/{parent}/task/{task}/children", "rb") as handle:
+                found += [int(pid) for pid in handle.read().split()]
+        return [pid for pid in found if pid not in known]
+    except (OSError, ValueError):
+        return _orphans_from_every_process(parent, known)
+
+
+def _orphans_from_every_process(parent: int, known: set[int]) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in known:
@@ -157,7 +243,7 @@ class Server:
         self.uid = os.geteuid()
         self.version, self.package = package_identity()
         self.interpreter = interpreter_key()
-        self.snapshot = package_snapshot(Path(renderer.__file__).resolve().parent)
+        self.watch = PackageWatch(Path(renderer.__file__).resolve().parent)
         self.workers: dict[int, Worker] = {}  # forked, client not yet answered
         self.children: set[int] = set()  # forked, not yet reaped
         self.selector = selectors.DefaultSelector()
@@ -264,6 +350,7 @@ class Server:
         sys.stdout.flush()
         sys.stderr.flush()
         os.close(self.lock_fd)
+        self.watch.close()
         signal.set_wakeup_fd(-1)
         os.execv(sys.executable, sys.orig_argv)
 
@@ -337,7 +424,7 @@ class Server:
             return "another cozy-render version or installation"
         if interpreter != self.interpreter:
             return "another interpreter or interpreter options"
-        if package_changed(self.snapshot):
+        if self.watch.changed():
             self.restarting = True  # new code on disk: finish what runs, then re-exec
             self._stop_listening()
             return "the installed package changed since the daemon started"
@@ -486,13 +573,15 @@ def warm_up() -> None:
     worker starts with both. A forked child renders a sample (``cozy-render init``'s, in a temporary
     folder) and reports its modules and ``re``'s cache; only those cross back, never state a render
     leaves behind (caches keyed by paths, listings), and a compiled pattern depends on nothing but its
-    text and flags."""
+    text and flags. The samples cannot reach every module a repository's render can (a templated layer,
+    the helm judge, a kind they do not emit), so the render's packages are imported whole
+    (``WARM_PACKAGES``), and the caches that depend on the package's files alone are filled here."""
     import importlib
     import re
     import tempfile
 
     found = _what_a_render_loads(tempfile.mkdtemp(prefix="cozy-render-warm-"))
-    for name in found.get("modules", []):
+    for name in [*found.get("modules", []), *WARM_MODULES, *_modules_of(WARM_PACKAGES)]:
         if name not in sys.modules:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
@@ -500,16 +589,42 @@ def warm_up() -> None:
         with contextlib.suppress(re.error, TypeError, ValueError):
             re.compile(pattern, flags)
     _load_package_data()
+    _compile_lazy_patterns()
     import gc
 
     gc.collect()
     gc.freeze()  # the warm objects stay out of every worker's collections (and their pages shared)
 
 
+# Imported whole by the warm-up: every module a cmp generate's render can import, whichever features
+# the repository uses. Build-time tools among them (schema conversion, vendoring, docs) are left out.
+WARM_PACKAGES = ("renderer.load", "renderer.emit", "renderer.resolve", "renderer.check", "renderer.output",
+                 "renderer.platform_chart", "renderer.effective", "renderer._generated")
+NOT_WARMED = (".build", ".convert", ".export", ".docs", ".vendor")
+# What the worker's in-process path runs around the render (renderer.entry, renderer.runner) and the
+# render cache's store (COZY_RENDER_CACHE_DIR set in the sidecar).
+WARM_MODULES = ("renderer.entry", "renderer.runner", "renderer.streams", "renderer.childproc", "renderer.cache",
+                "renderer.commands.cmp")
+
+
+def _modules_of(packages: tuple[str, ...]) -> list[str]:
+    import importlib
+    import pkgutil
+
+    names = []
+    for package in packages:
+        with contextlib.suppress(Exception):
+            path = importlib.import_module(package).__path__
+            names += [info.name for info in pkgutil.walk_packages(path, package + ".", onerror=lambda _name: None)
+                      if not info.name.endswith(NOT_WARMED)]
+    return names
+
+
 def _load_package_data() -> None:
     """Parse the package's own data files every render reads (the variants bundle, the platform chart
-    models), once, here. They depend on nothing but files of the package, which the per-request check
-    (``package_changed``) guards; a worker that changes what it was handed changes its own copy (fork)."""
+    models, the overlay schema), build the rule registry and the templating sandbox, once, here. They
+    depend on nothing but files of the package, which the per-request check (``PackageWatch``)
+    guards; a worker that changes what it was handed changes its own copy (fork)."""
     with contextlib.suppress(Exception):
         from renderer.load.variants import bundle_index
 
@@ -519,6 +634,51 @@ def _load_package_data() -> None:
 
         for version in shipped_versions():
             chart_model(version)
+    with contextlib.suppress(Exception):
+        from renderer.check.rules import all_rules
+
+        all_rules()
+    with contextlib.suppress(Exception):
+        from renderer.load.overlay_schema import schema
+
+        schema()
+    with contextlib.suppress(Exception):
+        from renderer.load.templating import environment
+
+        environment()
+
+
+def _compile_lazy_patterns() -> None:
+    """ruamel.yaml and cozy-render's own modules (``renderer.lazyre``) compile their patterns on first use,
+    so that a new interpreter pays only for those its render uses; a worker would compile them again
+    on every request (an overlay's first ``{{ var }}``, a timestamp-like scalar). Forced here, the compiled
+    patterns are every worker's. A pattern depends on its text and flags alone."""
+    lazy_types: list[type] = []
+    with contextlib.suppress(ImportError):
+        from ruamel.yaml.util import LazyEval
+
+        lazy_types.append(LazyEval)
+    from renderer.lazyre import LazyPattern
+
+    lazy_types.append(LazyPattern)
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "renderer" or name.startswith(("renderer.", "ruamel.yaml"))):
+            continue
+        values = list(vars(module).values())
+        values += [v for c in values if isinstance(c, type) for v in vars(c).values()]
+        values += [item for v in values if isinstance(v, dict) for item in v.values()]
+        values += [item for v in values if isinstance(v, (list, tuple)) for item in v]
+        values += [item for v in values if isinstance(v, tuple) for item in v]
+        for value in values:
+            with contextlib.suppress(Exception):
+                if type(value) is LazyPattern:
+                    for method in PATTERN_METHODS:  # kept on the instance (LazyPattern.__getattr__)
+                        getattr(value, method)
+                elif type(value) in lazy_types:
+                    value.lazy_self()
+
+
+PATTERN_METHODS = ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer")
 
 
 def _what_a_render_loads(folder: str) -> dict[str, list[Any]]:
@@ -557,17 +717,18 @@ def _generate(folders: list[str]) -> bytes:
     import json
     import re
 
+    # Every module the child holds once it has rendered, not only those the render itself imported:
+    # the command module and the request classes imported here are a worker's imports too.
     from renderer.commands import cmp
     from renderer.requests import CmpGenerateRequest
 
-    before = set(sys.modules)
     for folder in folders:
         with contextlib.suppress(Exception):
             os.chdir(folder)
             cmp.generate(CmpGenerateRequest.from_environment(Path(".")))
     patterns = [[key[1], key[2]] for key in getattr(re, "_cache", {})
                 if isinstance(key, tuple) and len(key) == 3 and isinstance(key[1], str) and isinstance(key[2], int)]
-    return json.dumps({"modules": [name for name in sys.modules if name not in before],
+    return json.dumps({"modules": list(sys.modules),
                        "patterns": patterns}).encode()
 
 

@@ -3,7 +3,7 @@
 The worker becomes the client's process as far as a render can tell: the client's descriptors are its
 0, 1 and 2, the client's working folder its own, the client's environment (bytes, as received), umask
 and ``sys.argv`` its own, and its standard streams are built with the client's encodings. Then it runs
-cozy-render's ``__main__`` (``renderer.entry.main``), the in-process path itself, with delegation off
+cozy-render's ``renderer.entry.main``, the in-process path itself, with delegation off
 (``renderer.daemon.IN_WORKER``), and leaves with that exit code.
 It runs in its own session, so the server's deadline kills whatever it started in its group.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import runpy
 import signal
 import sys
 from typing import NamedTuple, NoReturn
@@ -98,13 +97,15 @@ def _standard_streams(settings: list[str]) -> None:
 
 
 def _render() -> int:
-    """Run cozy-render's ``__main__`` (``renderer.entry.main``) as ``python -m renderer`` would, minus the
-    interpreter's start; ``sys.argv`` stays the client's."""
+    """Run what cozy-render's ``__main__`` and its console script run, ``renderer.entry.main``, minus the
+    interpreter's start (called, not found and loaded again through ``runpy``: the server imported it);
+    ``sys.argv`` stays the client's."""
     import renderer.daemon
+    from renderer.entry import main
 
     renderer.daemon.IN_WORKER = True  # this process is the in-process path: never hand the request on again
     try:
-        runpy.run_module("renderer", run_name="__main__", alter_sys=False)
+        main()
     except SystemExit as done:
         return _exit_status(done.code)
     return 0

@@ -38,10 +38,9 @@ def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def base_env(pythonpath: Path | None = None) -> dict[str, str]:
     """The environment of both the server and its clients (the interpreter key includes sys.path)."""
-    # PYTHONSAFEPATH (set by tests/conftest.py against the wheel) is left out: these servers and clients
-    # import the package copy named by PYTHONPATH, and the upgrade test watches the import path as given.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ARGOCD_", "COZY_RENDER", "KUBE_VERSION")) and k != "PYTHONSAFEPATH"}
+    # PYTHONSAFEPATH (set by tests/conftest.py against the wheel) stays as it is: the servers and clients
+    # import the package copy named by PYTHONPATH either way (test_server.py's upgrade case runs both).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "COZY_RENDER", "KUBE_VERSION"))}
     env["PYTHONPATH"] = str(pythonpath or (PACKAGE_COPY[0] if PACKAGE_COPY else REPO))
     return env
 

@@ -7,8 +7,6 @@ import os
 import sysconfig
 from pathlib import Path
 
-import pytest
-
 from tests.daemon.conftest import base_env
 from tests.test_startup_imports import loaded
 
@@ -16,11 +14,7 @@ CLIENT_MODULES = {"renderer", "renderer.entry", "renderer.daemon", "renderer.dae
                   "renderer.daemon.protocol"}
 
 
-def test_a_served_cmp_generate_imports_only_the_client(start_daemon, samples: Path, package_copy: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # the probe's environment is the server's (base_env leaves PYTHONSAFEPATH out: the interpreter key
-    # includes sys.path, so a client with it set is refused and renders in-process)
-    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+def test_a_served_cmp_generate_imports_only_the_client(start_daemon, samples: Path, package_copy: Path) -> None:
     paths = sysconfig.get_paths()
     env = base_env()
     env["PYTHONPATH"] = os.pathsep.join([str(package_copy), paths["purelib"], paths["platlib"]])  # the probe's

@@ -160,16 +160,22 @@ def test_a_client_of_another_version_is_refused(start_daemon) -> None:
     assert daemon.served() == 0
 
 
+@pytest.mark.parametrize("safe_path", ["", "1"], ids=["plain", "PYTHONSAFEPATH"])
 def test_an_upgrade_is_never_served_by_old_code(start_daemon, samples: Path, tmp_path: Path,
-                                                package_copy: Path) -> None:
+                                                package_copy: Path, safe_path: str) -> None:
     """The package the server imported changes on disk: the request is refused (rendered in-process,
-    the same bytes), the server re-executes itself under the same pid, and serves the new code."""
+    the same bytes), the server re-executes itself under the same pid, and serves the new code. Under
+    PYTHONSAFEPATH the folder on PYTHONPATH leads sys.path (no script folder before it), and a library
+    upgraded there is still seen."""
     installed = tmp_path / "site"  # a copy of its own: this test changes it
     shutil.copytree(package_copy, installed)
-    env = base_env(installed)
+    env = {k: v for k, v in base_env(installed).items() if k != "PYTHONSAFEPATH"}
+    if safe_path:
+        env["PYTHONSAFEPATH"] = safe_path
     daemon = start_daemon(env=env)
     app, request = app_env(samples)
-    request["PYTHONPATH"] = str(installed)
+    request = {k: v for k, v in request.items() if k != "PYTHONSAFEPATH"}
+    request.update({k: v for k, v in env.items() if k in ("PYTHONPATH", "PYTHONSAFEPATH")})
     in_process = generate(app, request)
     assert in_process.returncode == 0, in_process.stderr
     assert generate(app, request, daemon.socket) == in_process and daemon.served() == 1
