@@ -135,3 +135,15 @@ def cluster(repo):
         return root / "clusters" / "c1"
 
     return write
+
+
+@pytest.fixture(scope="session")
+def helm() -> str:
+    """A real helm 3 for the platform chart: helm on PATH, else the official one `.ci/run` extracts into
+    .ci/bin from the PyPI wheel CI already uses for kubectl (Argo CD ships helm 3). No test downloads
+    anything; a test skips, saying why, only when neither is here."""
+    found = shutil.which("helm") or shutil.which("helm", path=str(REPO / ".ci" / "bin"))
+    if not found:
+        pytest.skip("no helm 3 on PATH or in .ci/bin (bash .ci/run fetches it before the tests; "
+                    "or run .ci/fetch_kubectl.py .ci/bin helm)")
+    return found

@@ -7,6 +7,7 @@ and replays its bytes, never a different render.
 # No `from __future__ import annotations`: typing.NamedTuple compiles every string annotation
 # (renderer/requests.py says why that matters at start-up).
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -64,13 +65,15 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
             labelled = report.strict_labelled([f for _, f in tagged], req.strict)
             tagged = [(name, f) for (name, _), f in zip(tagged, labelled, strict=True)]
         report.show("findings", "text", report.FindingsReport(
-            tagged, None, len(done.clusters), sum(c.objects for c in done.clusters), done.exit_code, True,
+            tagged, options.chart, len(done.clusters), sum(c.objects for c in done.clusters), done.exit_code, True,
             req.verbose, seconds))
         if done.exit_code:
             raise RenderError([], done.exit_code)  # every finding is printed above
     elif done.exit_code:
         raise RenderError(report.strict_labelled(done.failures(), req.strict), done.exit_code)
     else:
+        if options.chart is not None:  # a judge other than the default model is named, as check names it
+            sys.stderr.write(f"cozy-render: {options.chart.describe()}\n")
         report.write([f for _, f in done.tagged()])  # the warnings
     if req.out is None:
         objects = [o for r in results for o in r.manifests]
