@@ -39,8 +39,8 @@ def test_the_fast_path_builds_the_requests_click_builds(monkeypatch: pytest.Monk
     from renderer.commands import cmp, render
 
     seen: list[NamedTuple] = []
-    monkeypatch.setattr(render, "run", lambda req: seen.append(req) or 0)
-    monkeypatch.setattr(cmp, "generate", lambda req: seen.append(req) or 0)
+    monkeypatch.setattr(render, "run", lambda req, cache_key=None: seen.append(req) or 0)
+    monkeypatch.setattr(cmp, "generate", lambda req, cache_key=None: seen.append(req) or 0)
     monkeypatch.setenv("ARGOCD_APP_PARAMETERS", "null")
     monkeypatch.setenv("ARGOCD_APP_SOURCE_PATH", "clusters/c1")
     monkeypatch.chdir(tmp_path)
