@@ -306,7 +306,7 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     with display_relative_to(base, unpacked.prefix if unpacked else ""):
         done = run(path, options)
     if done.exit_code:
-        from renderer.report import strict_labelled
+        from renderer.errors import strict_labelled
 
         # Under strict each warning fails the sync and says so (render --strict's rule); without it a
         # warning is never labelled, whatever errors refused the render.

@@ -104,3 +104,13 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
 
 
 SCHEMA_CODE = "SCHEMA"
+
+
+def strict_labelled(findings: list[Finding], strict: bool, setting: str = "--strict") -> list[Finding]:
+    """The findings of a run as its refusal reports them: under strict every warning fails the run
+    (``pipeline.failing``), and its line says so, naming the setting as the user spelled it:
+    ``warning[CODE]: message (fails: --strict)``. The severity stays the rule's. Without strict a
+    warning never fails a run, so it is never labelled."""
+    if not strict:
+        return list(findings)
+    return [f._replace(message=f"{f.message} (fails: {setting})") if f.severity == WARNING else f for f in findings]

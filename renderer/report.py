@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from renderer.errors import ERROR, WARNING, Finding
+from renderer.errors import ERROR, WARNING, Finding, strict_labelled  # noqa: F401 - the commands read it here
 from renderer.formats import FORMATS, Streams, formats, reporter, show, shown  # noqa: F401 - the commands'
 from renderer.model import JSON_API_VERSION  # the commands read it here too
 
@@ -57,16 +57,6 @@ class FindingsReport(NamedTuple):
 
 def text(findings: list[Finding]) -> str:
     return "".join(f.format() + "\n" for f in findings)
-
-
-def strict_labelled(findings: list[Finding], strict: bool, setting: str = "--strict") -> list[Finding]:
-    """The findings of a run as its refusal reports them: under strict every warning fails the run
-    (``pipeline.failing``), and its line says so, naming the setting as the user spelled it:
-    ``warning[CODE]: message (fails: --strict)``. The severity stays the rule's. Without strict a
-    warning never fails a run, so it is never labelled."""
-    if not strict:
-        return list(findings)
-    return [f._replace(message=f"{f.message} (fails: {setting})") if f.severity == WARNING else f for f in findings]
 
 
 def write(findings: list[Finding], fmt: str = "text", stream: TextIO | None = None) -> None:

@@ -50,6 +50,10 @@ class Shard(NamedTuple):
     def holds(self, key: str) -> bool:
         return shard_of(key, self.n) == self.k
 
+    def holds_cluster(self, cluster: "PurePath | str") -> bool:
+        """Whether the cluster (its folder, or the folder's name) is this shard's."""
+        return self.holds(key(cluster))
+
 
 def parse(text: str) -> Shard:
     """``K/N`` as the user wrote it; anything else is CLI-SHARD (exit 2)."""

@@ -24,7 +24,7 @@ STAGES = [
     # (diff, doctor and preview take theirs whole), so they sit with the drivers.
     ("drive", ["renderer.requests", "renderer.pipeline", "renderer.batch", "renderer.cache", "renderer.cmp",
                "renderer.diff", "renderer.inputs", "renderer.effective", "renderer.doctor", "renderer.preview",
-               "renderer.fanout"]),
+               "renderer.fanout", "renderer.shard", "renderer.shard_report"]),
 ]
 # The resident renderer (renderer.daemon) serves `cmp generate` by running the CLI itself in its workers.
 COMMAND_LAYER = ("renderer.cli", "renderer.entry", "renderer.runner", "renderer.streams", "renderer.report",

@@ -33,7 +33,7 @@ def run(req: CheckRequest) -> int:
     findings = report.FindingsReport(done.tagged(), chart, len(done.clusters), sum(c.objects for c in done.clusters),
                                      done.exit_code, watched, req.verbose, seconds)
     if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
-        from renderer.commands import sharded
+        from renderer import shard_report as sharded
 
         ran = [(c.path, c.name) for c in done.clusters]
         sharded.show_json("findings", findings, sharded.section(part, "check", req, ran))

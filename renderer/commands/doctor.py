@@ -87,7 +87,7 @@ def _render(request: DoctorRequest, part: Any = None, out: TextIO | None = None)
 def _show_shard(request: DoctorRequest, part: Any, rendered: Any, payload: Any, out: TextIO) -> None:
     """The shard's JSON report, with what its render said: one run stops at a refused render, and then
     prints every cluster's render findings, so ``merge`` needs them from every shard."""
-    from renderer.commands import sharded
+    from renderer import shard_report as sharded
 
     section = sharded.section(part, "doctor", request, [(c.path, c.name) for c in rendered.clusters],
                               ignored=("kubeconfig", "timeout"))

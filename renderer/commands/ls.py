@@ -70,7 +70,7 @@ def run(req: LsRequest) -> int:
                                 keep=described)
     rows = shown([row(c) for c in done.clusters], req.sort, req.errors_only)
     if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
-        from renderer.commands import sharded
+        from renderer import shard_report as sharded
 
         sharded.show_json("clusters", rows, sharded.section(part, "ls", req, [(c.path, c.name) for c in done.clusters]))
     else:

@@ -243,7 +243,7 @@ def _review_classes() -> dict[str, type]:
 
 def review_of(shards: list[Shard]) -> Any:
     """One review of the whole fleet from the shards' (what ``preview.review`` returns for it)."""
-    from renderer.commands import sharded
+    from renderer import shard_report as sharded
     from renderer.effective.choice import ChartChoice
     from renderer.preview.review import Review, VersionChange
     from renderer.preview.trees import Side

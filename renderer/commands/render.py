@@ -47,7 +47,7 @@ def run(req: RenderRequest, cache_key: "list[str] | None" = None) -> int:
                                       keep=written if req.out is not None else None)
     results = done.results
     if sharded_json:
-        from renderer.commands import sharded
+        from renderer import shard_report as sharded
 
         assert part is not None
         code = done.exit_code or _write(req, done, part)  # a refused fleet writes nothing, as without --shard

@@ -132,10 +132,8 @@ def _remove_vanished(out: Path, written: set[str], shard: Any = None) -> None:
     with os.scandir(out) as entries:
         names = sorted(e.name for e in entries if e.name not in written and not e.name.startswith(".")
                        and e.is_dir(follow_symlinks=False))
-    if shard is not None:
-        from renderer import shard as sharding
-
-        names = [name for name in names if shard.holds(sharding.key(name))]
+    if shard is not None:  # a renderer.shard.Shard (the output stage never imports the driver's module)
+        names = [name for name in names if shard.holds_cluster(name)]
     for name in names:
         vanished = out / name
         if _is_file(os.path.join(vanished, MARK)):

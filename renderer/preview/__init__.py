@@ -87,7 +87,7 @@ def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO |
     result = collect(request)
     payload = report.ReviewReport(result, report.rerun_command(request), request.markdown_limit, request.color)
     if part is not None and request.output == "json":  # a shard's report for `merge`
-        from renderer.commands import sharded
+        from renderer import shard_report as sharded
 
         section = sharded.section(part, "diff", request, [(c.name, c.name) for c in result.clusters])
         # the whole review, losslessly: a merged text or Markdown report needs every diff and finding

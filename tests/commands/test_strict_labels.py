@@ -1,5 +1,5 @@
 """Strict failures say they are strict failures, in ``render`` and ``cmp generate`` alike
-(``renderer.report.strict_labelled``): under strict every warning fails the run and its line ends
+(``renderer.errors.strict_labelled``): under strict every warning fails the run and its line ends
 ``(fails: --strict)`` (cmp: ``(fails: strict)``, the parameter or plugin env entry); the severity stays
 ``warning``. Without strict a warning is never labelled, even when real errors refuse the render."""
 

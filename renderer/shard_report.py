@@ -3,7 +3,8 @@
 The sharded commands (check, render --out, ls, doctor, diff --base) print their usual JSON document
 with a ``shard`` section last: which shard of which command, the options every shard must share, and
 the clusters it ran with their names, which is what ``renderer.commands.merge`` needs to rebuild the
-one run's report.
+one run's report. It sits with the drivers (the preview writes a shard's review itself), below the
+command layer, and prints only through the format registry (``renderer.formats``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from renderer import report
+from renderer import formats
 
 if TYPE_CHECKING:
     from renderer.shard import Shard as Part
@@ -44,12 +45,12 @@ def with_section(document: str, part: dict[str, object]) -> str:
 
 
 def show_json(subject: str, payload: object, part: dict[str, object], stdout: TextIO | None = None) -> None:
-    """``report.show(subject, "json", payload)`` with the shard's section added to the document."""
+    """``formats.show(subject, "json", payload)`` with the shard's section added to the document."""
     import io
     import sys
 
     document = io.StringIO()
-    report.show(subject, "json", payload, report.Streams(document, sys.stderr))
+    formats.show(subject, "json", payload, formats.Streams(document, sys.stderr))
     (stdout or sys.stdout).write(with_section(document.getvalue(), part))
 
 
