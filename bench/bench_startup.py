@@ -21,7 +21,15 @@ environment that has cozy-render installed. `--compare DIR` also times the cozy-
 environment (an older build, say) in the same interleaved runs, and prints each figure's ratio to it:
 the way to measure a change on a busy machine.
 
+`--tricks` measures instead each start-up trick docs/startup-budget.md lists, on and off, in the same
+interleaved runs: "off" runs the same command with what the trick avoids done up front (the module it
+keeps off the path imported first, the collector's threshold left alone, Click parsing the arguments),
+so the median difference is what the trick saves. In-process figures (the NamedTuple annotations rule,
+the cache's remembered code listing) are medians of repeats in one process. Note `uptime` with the
+figures: the machine may be shared.
+
 Usage: python bench/bench_startup.py [--runs N] [--venv DIR] [--compare DIR] [--write]
+       python bench/bench_startup.py --tricks [--runs N] [--venv DIR]
        (--write updates bench/RESULTS.md)
 """
 
@@ -111,8 +119,8 @@ import sys
 from importlib import import_module
 for name in sys.argv[1].split():
     import_module(name)
-from renderer.load import yamlio
-yamlio._loader("{}")
+from ruamel.yaml import YAML
+YAML(typ="safe").compose_all("{}")
 """
 
 
@@ -138,13 +146,147 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, help="existing environment with cozy-render installed")
     parser.add_argument("--compare", type=Path, metavar="DIR",
                         help="another environment with cozy-render installed, timed in the same runs (baseline)")
+    parser.add_argument("--tricks", action="store_true", help="each start-up trick on and off (docs/startup-budget.md)")
+    parser.add_argument("--baseline", type=Path, metavar="TREE",
+                        help="with --tricks: also time the renderer/ of this source tree (an older commit, "
+                             "`git archive COMMIT | tar -x -C TREE`) on the same runs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        python = (args.venv / "bin" / "python") if args.venv else proc.build_venv(Path(scratch) / "venv")
-        text = run(python, args)
+        python = (args.venv.absolute() / "bin" / "python") if args.venv else proc.build_venv(Path(scratch) / "venv")
+        text = tricks(python, args.runs, args.baseline) if args.tricks else run(python, args)
     print(text)
-    if args.write:
+    if args.write and not args.tricks:
         write_section(SECTION, text)
+
+
+# `cozy-render ARGS` through the console entry, after PRE (Python run first: what a trick avoids, done).
+_ENTRY = "import sys; sys.argv[0] = 'cozy-render'; {pre}\nfrom renderer.entry import main; main()"
+_CLICK = "import sys; sys.argv[0] = 'cozy-render'\nfrom renderer.cli import main; main()"
+# Each trick: (name, what it avoids, the command it is measured on, Python run first for "off").
+# The command is "render", "cmp" (the sample's cmp generate) or "hit" (render on a cache hit).
+TRICKS = [
+    ("Click-free fast path (renderer.entry.fast_path)", "Click, the command tree", "render", None),
+    ("collector threshold (entry.GC_YOUNG_THRESHOLD)", "~18 young collections",
+     "render", "import gc; gc.set_threshold = lambda *a: None"),
+    ("fastjsonschema without its __init__ (lightimport)", "the schema compilers, decimal",
+     "render", "import fastjsonschema"),
+    ("Decimal stand-in (jsonschema_runtime)", "decimal (C _decimal)", "render", "import decimal"),
+    ("which() without shutil (renderer.executables)", "shutil, bz2, lzma, fnmatch", "render", "import shutil"),
+    ("lookups without jinja2 (renderer.load.templating)", "jinja2", "render", "import jinja2.sandbox"),
+    ("no dataclasses on the path", "dataclasses, inspect", "render", "import dataclasses"),
+    ("lazy patterns (renderer.lazyre)", "compiling every pattern at import", "render",
+     "import renderer.lazyre as l; l.lazy = lambda p, f=0: (lambda o: (o.compiled(), o)[1])(l.LazyPattern(p, f))"),
+    ("function-level imports, upper bound", "every module of the package", "render",
+     "import contextlib, importlib, pkgutil, renderer\n"
+     "for m in pkgutil.walk_packages(renderer.__path__, 'renderer.'):\n"
+     "    with contextlib.suppress(Exception):\n"
+     "        m.name.endswith('__main__') or importlib.import_module(m.name)"),
+    ("cache hit without json, re, pathlib, typing", "json, re, pathlib, typing", "hit",
+     "import json, re, pathlib, typing"),
+    ("cache hit's SHA-256 without hashlib", "hashlib (OpenSSL)", "hit", "import hashlib"),
+    ("cmp generate: Click-free fast path", "Click, the command tree", "cmp", None),
+]
+
+# In one process: a NamedTuple module with and without `from __future__ import annotations`.
+_NAMEDTUPLE = r"""
+import statistics, sys, time, renderer.requests as mod
+source = open(mod.__file__, encoding="utf-8").read()
+def once(prefix):
+    code = compile(prefix + source, mod.__file__, "exec")
+    start = time.perf_counter()
+    exec(code, {"__name__": "renderer.requests_probe"})
+    return time.perf_counter() - start
+for prefix in ("", "from __future__ import annotations\n") * 3:
+    once(prefix)
+runs = int(sys.argv[1])
+plain = [once("") for _ in range(runs)]
+future = [once("from __future__ import annotations\n") for _ in range(runs)]
+print(statistics.median(plain) * 1000, statistics.median(future) * 1000)
+"""
+# In one process: the render cache's code fingerprint with the remembered listing and walking the package.
+_LISTING = """
+import statistics, sys, tempfile, time
+from renderer import cache
+runs = int(sys.argv[1])
+with tempfile.TemporaryDirectory() as folder:
+    cache.fingerprint(folder)
+    def timed(where):
+        start = time.perf_counter(); cache.fingerprint(where); return time.perf_counter() - start
+    memo = [timed(folder) for _ in range(runs)]
+    walk = [timed(None) for _ in range(runs)]
+print(statistics.median(memo) * 1000, statistics.median(walk) * 1000)
+"""
+
+
+def tricks(python: Path, runs: int, baseline: Path | None = None) -> str:
+    """Each trick on and off, interleaved, on the richest sample: medians and ratios of one run; with
+    ``baseline``, the same commands run by that source tree's renderer/ too (what a removed trick saved)."""
+    sample, _count = richest_sample(python)
+    source_path = sample.relative_to(REPO).as_posix()
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = {"render": proc.ENV, "cmp": {**proc.ENV, "ARGOCD_APP_SOURCE_PATH": source_path},
+                "hit": {**proc.ENV, "COZY_RENDER_CACHE_DIR": str(Path(tmp) / "cache")}}
+        argv = {"render": ["render", str(sample)], "cmp": ["cmp", "generate"], "hit": ["render", str(sample)]}
+        cwd = {"render": Path(tmp), "cmp": sample, "hit": Path(tmp)}
+        on = {kind: ([str(python), "-c", _ENTRY.format(pre=""), *argv[kind]], envs[kind], cwd[kind])
+              for kind in ("render", "cmp", "hit")}
+        # Each "off" is timed right after an "on" of the same command (pairs, in turn): on a shared machine
+        # the load drifts within a run, and each pair's ratio sees the same load on both sides.
+        pairs: dict[str, tuple[str, tuple[list[str], dict[str, str], Path]]] = {}
+        for name, _avoids, kind, pre in TRICKS:
+            off = _CLICK if pre is None else _ENTRY.format(pre=pre)
+            pairs[name] = (kind, ([str(python), "-c", off, *argv[kind]], envs[kind], cwd[kind]))
+        if baseline is not None:
+            for kind in ("render", "cmp"):
+                pairs[f"baseline:{kind}"] = (kind, ([str(python), "-c", _ENTRY.format(pre=""), *argv[kind]],
+                                                    {**envs[kind], "PYTHONPATH": str(baseline.absolute())},
+                                                    cwd[kind]))
+        for cmd, env, where in [*on.values(), *(case for _, case in pairs.values())]:  # warm-up, not counted
+            proc.timed(cmd, env, where)
+        times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in pairs}
+        for _ in range(runs):
+            for name, (kind, (cmd, env, where)) in pairs.items():
+                times[name][0].append(proc.timed(*on[kind]))
+                times[name][1].append(proc.timed(cmd, env, where))
+    load = os.getloadavg()
+    lines = [f"Start-up tricks on the richest sample (`{source_path}`): {runs} pairs each (the code as it is, "
+             "then the trick off, timed one after the other), whole process (`python -c` through renderer.entry); "
+             f"medians, and the median of the pairs' ratios. Load average {load[0]:.2f} {load[1]:.2f} "
+             f"{load[2]:.2f}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+             f"Reproduce: `.venv/bin/python bench/bench_startup.py --tricks --runs {runs} --venv .venv`.", "",
+             "| trick | keeps off the path | command | on ms | off ms | saves ms | off / on |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+
+    def figures(name: str) -> tuple[float, float, float]:
+        ons, offs = times[name]
+        return (statistics.median(ons) * 1000, statistics.median(offs) * 1000,
+                statistics.median(b / a for a, b in zip(ons, offs, strict=True)))
+
+    for name, avoids, kind, _pre in TRICKS:
+        on_ms, off_ms, ratio = figures(name)
+        lines.append(f"| {name} | {avoids} | {kind} | {on_ms:.1f} | {off_ms:.1f} | {off_ms - on_ms:.1f} | "
+                     f"{ratio:.2f} |")
+    if baseline is not None:
+        lines.append("")
+        for kind in ("render", "cmp"):
+            here, there, ratio = figures(f"baseline:{kind}")
+            lines.append(f"- {kind} by the renderer/ of `{baseline}`: {there:.1f} ms; this tree's: {here:.1f} ms, "
+                         f"**{1 / ratio:.2f}x** that (median of the pairs)")
+    plain, future = (float(x) for x in _child(python, _NAMEDTUPLE, runs).split())
+    memo, walk = (float(x) for x in _child(python, _LISTING, runs).split())
+    lines += ["", "In one process (median of the same number of repeats):", "",
+              f"- renderer/requests.py executed with evaluated annotations: {plain:.2f} ms; with "
+              f"`from __future__ import annotations`: {future:.2f} ms (+{future - plain:.2f} ms, "
+              f"{future / plain:.2f}x): the NamedTuple rule",
+              f"- the cache's code fingerprint with the remembered listing: {memo:.2f} ms; walking the package: "
+              f"{walk:.2f} ms ({walk / memo:.2f}x)"]
+    return "\n".join(lines) + "\n"
+
+
+def _child(python: Path, code: str, runs: int) -> str:
+    with tempfile.TemporaryDirectory() as neutral:  # not the checkout: measure the installed package
+        return subprocess.run([str(python), "-c", code, str(runs)], capture_output=True, text=True, check=True,
+                              env=proc.ENV, cwd=neutral).stdout.strip()
 
 
 def run(python: Path, args: argparse.Namespace) -> str:

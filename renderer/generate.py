@@ -11,7 +11,9 @@ reference page ``docs/overlay-reference.md``; the platform chart catalogues
 (``renderer/_generated/platform/<version>.json`` from the vendored charts), the output-schema data and validators
 (``renderer/check/schemas/data/crd-schemas/``,
 ``renderer/_generated/schema_validators/``; ``python -m renderer.check.schemas.build --kubernetes-validate
-WHEEL`` also re-imports the core kinds), and the rules page ``docs/rules.md``.
+WHEEL`` also re-imports the core kinds), the rules page ``docs/rules.md``, and the tables of the start-up
+budget page ``docs/startup-budget.md`` (from ``renderer.startup_budget``; its prose and figures are written by
+hand).
 
 A maintainer tool for a source checkout: installed, it refuses in one line and writes nothing.
 """
@@ -22,7 +24,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from renderer import docs_reference
+from renderer import docs_reference, startup_budget
 from renderer.check.rules import docs as rules_docs
 from renderer.check.schemas import build as schemas_build
 from renderer.commands.schemas import OUTPUT_SCHEMAS
@@ -31,6 +33,7 @@ from renderer.load import overlay_schema, variants
 from renderer.platform_chart import catalogue
 
 RULES_PAGE = CHECKOUT / "docs" / "rules.md"
+BUDGET_PAGE = CHECKOUT / "docs" / "startup-budget.md"
 
 
 def _variants() -> tuple[Files, Owned]:
@@ -69,6 +72,13 @@ def _rules_page() -> tuple[Files, Owned]:
     return {RULES_PAGE: rules_docs.markdown().encode()}, ()
 
 
+def _budget_page() -> tuple[Files, Owned]:
+    """Only the page's tables are generated; a tree without the page has none to fill."""
+    if not BUDGET_PAGE.exists():
+        return {}, ()
+    return {BUDGET_PAGE: startup_budget.render_page(BUDGET_PAGE.read_text(encoding="utf-8")).encode()}, ()
+
+
 # In order: the overlay schemas read the platform chart catalogues (their enums).
 GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "variants bundle": _variants,
@@ -79,6 +89,7 @@ GENERATORS: dict[str, Callable[[], tuple[Files, Owned]]] = {
     "JSON output schemas": _published_output_schemas,
     "output schemas": _output_schemas,
     "rules page": _rules_page,
+    "start-up budget page": _budget_page,
 }
 
 
