@@ -79,6 +79,23 @@ def delegated(argv: list[str]) -> int | None:
     return delegate(socket_path)
 
 
+def _served(code: int) -> None:
+    """Leave with the resident renderer's exit code. Its worker wrote the output through this process's
+    descriptors, so unless something registered an atexit handler or started a thread (a probe around
+    ``main``), nothing is left to run or flush but the standard streams, and the process skips the
+    interpreter's teardown (~1.5 ms of a request that costs ~25)."""
+    import atexit
+
+    if getattr(atexit, "_ncallbacks", lambda: 1)() or "threading" in sys.modules:
+        raise SystemExit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - what the interpreter's own exit does with a stream that cannot flush
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code & 0xFF)
+
+
 def _replayed(stdout: str, stderr: str) -> int:
     """What ``renderer.commands.common.write_cached`` writes on a hit, in the same order."""
     sys.stderr.write(stderr)
@@ -132,7 +149,7 @@ def _main() -> None:
         execute(lambda: _replayed(*hit))
     code = delegated(argv)
     if code is not None:
-        raise SystemExit(code)
+        _served(code)
     body = fast_path(argv)
     if body is not None:
         from renderer.runner import execute
