@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer import report
+from renderer import pipeline, report
 from renderer.errors import EXIT_OK, RenderError
 from renderer.escape import json_text, printable
 from renderer.inputs import inputs_of, text_lines
@@ -12,11 +12,9 @@ from renderer.requests import InputsRequest
 
 
 def run(req: InputsRequest) -> int:
-    from renderer.pipeline import Options, run
-
     # not refused by error findings: a cluster that fails its rules still reads the same files
-    done = run(req.path, Options(req.variants, req.root, validator="builtin", refuse=False),
-               all_clusters=req.all_clusters, keep=inputs_of)
+    done = pipeline.run(req.path, pipeline.Options(req.variants, req.root, validator="builtin", refuse=False),
+                        all_clusters=req.all_clusters, keep=inputs_of)
     refused = [c for c in done.clusters if c.refused]
     if refused:
         raise RenderError([f for c in refused for f in c.findings], max(c.refused for c in refused))

@@ -6,14 +6,14 @@ import sys
 from typing import Any
 
 from renderer import report
+from renderer.check.rules.docs import markdown
 from renderer.errors import EXIT_INPUT, EXIT_OK, Finding, RenderError
 from renderer.model import JSON_API_VERSION
+from renderer.registry import FAMILY_TITLES, entries, explanation_text
 from renderer.requests import RulesRequest
 
 
 def run(req: RulesRequest) -> int:
-    from renderer.registry import entries
-
     registry = entries()
     chosen = registry.get(req.code.upper()) if req.code is not None else None
     if req.code is not None and chosen is None:
@@ -30,8 +30,6 @@ Rules = tuple[list[Any], Any]
 def _json(payload: Rules, streams: report.Streams) -> None:
     import json
 
-    from renderer.registry import explanation_text
-
     listed, chosen = payload
     streams.stdout.write(json.dumps({"apiVersion": JSON_API_VERSION, "kind": "Rules", "rules": [
         {"id": e.id, "severity": e.severity, "family": e.family, "summary": e.summary,
@@ -42,8 +40,6 @@ def _json(payload: Rules, streams: report.Streams) -> None:
 
 @report.reporter("rules", "text")
 def _text(payload: Rules, streams: report.Streams) -> None:
-    from renderer.registry import FAMILY_TITLES, explanation_text
-
     listed, found = payload
     if found is None:
         lines: list[str] = []
@@ -66,7 +62,5 @@ def _text(payload: Rules, streams: report.Streams) -> None:
 
 def run_doc() -> int:
     """docs/rules.md, generated from the registry (also written by ``python -m renderer.generate``)."""
-    from renderer.check.rules.docs import markdown
-
     sys.stdout.write(markdown())
     return EXIT_OK

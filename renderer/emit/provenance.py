@@ -29,11 +29,22 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ruamel.yaml import YAML
+from ruamel.yaml.events import (
+    CollectionEndEvent,
+    CollectionStartEvent,
+    DocumentStartEvent,
+    MappingStartEvent,
+    ScalarEvent,
+)
+
 from renderer.emit import PLATFORM_VALUES, RenderResult
 from renderer.errors import Finding, Location, RenderError
+from renderer.escape import printable
 from renderer.load import limits
+from renderer.load.layercache import parsed_layer
 from renderer.load.overlay import APPEND_SUFFIX, Overlay
-from renderer.load.yamlio import KEY, Locations, Path_, display_path, load_documents, read_text
+from renderer.load.yamlio import KEY, Locations, Path_, display_path, go_resolve, load_documents, read_text
 from renderer.model import CLUSTER_LABEL, MANAGED_BY_LABEL, Derived, Emitted
 from renderer.tree import dig
 
@@ -388,8 +399,6 @@ def _not_parsed(_text: str, _display: str) -> tuple[Any, Locations]:
 def _layer_document(path: Path) -> tuple[Any, Locations]:
     """The layer as the render parsed it (renderer.load.layercache: re-parsing a 1 MB layer with positions
     was the largest part of ``--annotate``), else parsed again within the spent budget."""
-    from renderer.load.layercache import parsed_layer
-
     display = display_path(path)
     with limits.rereading():  # the render accepted this layer; its budget (files, bytes, nodes) is spent
         text = read_text(path, display)
@@ -456,8 +465,6 @@ def comment_for(entry: Entry) -> str:
 
 @lru_cache(maxsize=1024)
 def _comment_path(path: str) -> str:
-    from renderer.escape import printable
-
     return printable(path)
 
 
@@ -500,17 +507,6 @@ def _stream_lines(stream: str) -> tuple[list[dict[Path_, int]], dict[int, int]]:
     would land inside the quoted value or break the plain one (issue 25 item 7): the comment goes after
     its last line, where it is YAML's. Block scalars (``|``, ``>``) take the comment on their indicator
     line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.events import (
-        CollectionEndEvent,
-        CollectionStartEvent,
-        DocumentStartEvent,
-        MappingStartEvent,
-        ScalarEvent,
-    )
-
-    from renderer.load.yamlio import go_resolve
-
     documents: list[dict[Path_, int]] = []
     ends: dict[int, int] = {}
     lines: dict[Path_, int] = {}

@@ -21,8 +21,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from renderer import formats
+from renderer import formats, shard
+from renderer import shard_report as sharded
+from renderer.effective.choice import choose
 from renderer.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Finding, RenderError
+from renderer.preview import report
+from renderer.preview import review as reviewing  # as a module: the package's `review` is that module
+from renderer.preview.platform import Reactor
+from renderer.preview.review import Options
+from renderer.preview.trees import find_repository, remove, resolve, working_tree, write_tree
 
 if TYPE_CHECKING:
     from renderer.preview.review import Review
@@ -78,16 +85,12 @@ def run_options(base: str | None, head: str | None, fail_on_new_errors: bool, op
 
 
 def run(request: PreviewRequest, stdout: TextIO | None = None, _stderr: TextIO | None = None) -> int:
-    from renderer.preview import report
-
     out = stdout or sys.stdout
-    from renderer import shard
 
     part = shard.requested(request.shard, request.all_clusters)
     result = collect(request)
     payload = report.ReviewReport(result, report.rerun_command(request), request.markdown_limit, request.color)
     if part is not None and request.output == "json":  # a shard's report for `merge`
-        from renderer import shard_report as sharded
 
         section = sharded.section(part, "diff", request, [(c.name, c.name) for c in result.clusters])
         # the whole review, losslessly: a merged text or Markdown report needs every diff and finding
@@ -113,10 +116,6 @@ def exit_code(result: Review, fail_on_new_errors: bool, exit_zero: bool) -> int:
 
 def collect(request: PreviewRequest) -> Review:
     """The review of the change: both sides written to a scratch folder, rendered, compared, removed."""
-    from renderer.preview.platform import Reactor
-    from renderer.preview.review import Options, review
-    from renderer.preview.trees import find_repository, remove, resolve, working_tree, write_tree
-
     path = Path(os.path.abspath(request.path))
     repository = find_repository(path)
     repo = repository.top
@@ -125,12 +124,9 @@ def collect(request: PreviewRequest) -> Review:
                       None, _inside(repo, Path(os.path.abspath(request.root)), "--root") if request.root else "",
                       request.kubernetes_version, tuple(request.ignore), request.show_secrets, request.select)
     if request.shard is not None:
-        from renderer import shard
-
         options = options._replace(shard=shard.parse(request.shard))
     if request.variants is not None and options.rel_variants is None:
         options = options._replace(variants_outside=Path(os.path.abspath(request.variants)))
-    from renderer.effective.choice import choose
 
     choice = choose(request.chart, request.helm)  # model (the default) never looks for helm
     reactor = Reactor(choice.helm if choice.mode == "helm" else None, request.platform_chart)
@@ -146,7 +142,7 @@ def collect(request: PreviewRequest) -> Review:
             head = write_tree(repository, head_commit, request.head, scratch / "head")
         else:
             head = working_tree(repository)
-        return review(base, head, options, reactor, repository)._replace(chart=choice)
+        return reviewing.review(base, head, options, reactor, repository)._replace(chart=choice)
     finally:
         remove(scratch)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.diff.normalize import normalise
+from renderer.effective.chart_check import model_render
 from renderer.effective.helm import ChartRender, HelmFailure, render_platform, render_platform_many
 from renderer.effective.packages import combine, platform_inputs
 from renderer.errors import Location, RenderError, fail
@@ -182,8 +183,6 @@ class Reactor:
     @staticmethod
     def _model(result: Any) -> Any:
         """The model's prediction as a ChartRender (the one ``effective --chart model`` prints)."""
-        from renderer.effective.chart_check import model_render
-
         return model_render(result)
 
 

@@ -16,7 +16,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from renderer import batch, shard
+from renderer.diff.compare import DIFFERENT, key_of, parse_ignore, ref
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
+from renderer.escape import quote
+from renderer.inputs import cluster_inputs, variant_overrides
+from renderer.load.overlay import load_overlay
+from renderer.load.yamlio import display_relative_to
+from renderer.model import PLATFORM_PACKAGE
+from renderer.pipeline import Options as RunOptions
+from renderer.pipeline import cluster_paths, run
 from renderer.preview.objects import ObjectChange, compare_objects
 from renderer.preview.platform import PlatformDelta, Reactor
 from renderer.preview.trees import Repository, Side, changed_paths, path_changes
@@ -179,7 +188,6 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
     variants_changed = options.rel_variants is not None and any(_under(p, options.rel_variants) for p in changed)
     counts = Counter[str]()
     reaches: dict[str, set[str]] = {}
-    from renderer import batch
 
     # The clusters to compare are compared a chunk at a time, after their charts are rendered ahead
     # many to a helm process (Reactor.prepare); the chunk keeps each review in its place.
@@ -195,7 +203,6 @@ def review(base: Side, head: Side, options: Options, reactor: Reactor, repo: Rep
 
     names = sorted((set(base_clusters) | set(head_clusters)) - set(renames.values()))
     if options.shard is not None:  # a renamed cluster goes with its new name, as one run lists it
-        from renderer import shard
 
         names = shard.select(names, options.shard)
     for name in batch.clusters(names):  # the collector paused between
@@ -298,8 +305,6 @@ def _side_path(side: Side, rel: str) -> Path:
 
 def _clusters(side: Side, options: Options) -> dict[str, Path]:
     """Cluster folder name -> folder, on this side (as ``render``/``--all`` find them)."""
-    from renderer.pipeline import cluster_paths
-
     path = _side_path(side, options.rel_path)
     if options.all_clusters:
         if not path.is_dir():
@@ -322,9 +327,6 @@ def _layers(side: Side, folder: Path, options: Options) -> set[str]:
     """The overlay layers the cluster's render reads on this side (its ``inherits`` chain): loading
     them costs a fraction of a render (shared layers are parsed once per process), and when one of
     them changed the cluster is reached without asking ``cluster_inputs`` (empty: cannot tell)."""
-    from renderer.load.overlay import load_overlay
-    from renderer.load.yamlio import display_relative_to
-
     root = _side_path(side, options.rel_root)
     try:
         with display_relative_to(side.root):
@@ -337,9 +339,6 @@ def _layers(side: Side, folder: Path, options: Options) -> set[str]:
 
 def _inputs(side: Side, folder: Path, options: Options) -> list[str]:
     """What the cluster's render reads on this side ([] when it cannot tell: render it then)."""
-    from renderer.inputs import cluster_inputs
-    from renderer.load.yamlio import display_relative_to
-
     root = _side_path(side, options.rel_root)
     try:
         with display_relative_to(side.root):
@@ -354,10 +353,6 @@ def _repo_relative(root: Path, top: Path, rel: str) -> str:
 
 
 def _render(side: Side, folder: Path, options: Options) -> Rendered:
-    from renderer.load.yamlio import display_relative_to
-    from renderer.pipeline import Options as RunOptions
-    from renderer.pipeline import run
-
     root = _side_path(side, options.rel_root)
     with display_relative_to(side.root):
         try:
@@ -365,7 +360,6 @@ def _render(side: Side, folder: Path, options: Options) -> Rendered:
                                             kubernetes_version=options.kubernetes_version)).one()
         except RenderError as exc:
             return Rendered(None, exc.findings, [])
-    from renderer.inputs import variant_overrides
 
     top = side.root.resolve()
     read = [*result.inputs, *variant_overrides(result.variants)]  # a --variants override is an input too
@@ -403,8 +397,6 @@ def findings_delta(before: list[Finding], after: list[Finding]) -> tuple[list[Fi
 
 def _compare(name: str, before: Rendered | None, after: Rendered | None, options: Options, reactor: Reactor,
              changed_inputs: list[str], renamed_from: str | None = None) -> ClusterReview:
-    from renderer.diff.compare import DIFFERENT, parse_ignore
-
     introduced, resolved = findings_delta(before.findings if before else [], after.findings if after else [])
     if not options.show_secrets:
         secrets = secret_values([*(before.objects if before else []), *(after.objects if after else [])])
@@ -453,10 +445,6 @@ def _prune(name: str, status: str, before: Rendered | None, platform: PlatformDe
            renamed_from: str | None) -> tuple[Prune | None, tuple[Finding, ...]]:
     """What Argo CD deletes and what stays when the cluster's Application goes (removed, renamed), and
     PLT-09 for every platform-made Package that stops being rendered but stays installed."""
-    from renderer.diff.compare import key_of, ref
-    from renderer.escape import quote
-    from renderer.model import PLATFORM_PACKAGE
-
     where = Location(before.result.overlay.cluster_file.relative_to(before.result.overlay.root).as_posix()) \
         if before is not None and before.result is not None and _inside_root(before.result.overlay) else None
     if status in (REMOVED, RENAMED) and before is not None and not before.refused:
