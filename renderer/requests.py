@@ -5,8 +5,10 @@ so a default is never written twice. Command bodies (``renderer.commands.*``) ta
 return an exit code. Requests are plain NamedTuples (no dataclasses: importing them costs the
 start-up that Argo CD pays on every refresh).
 
-The render cache key is derived from the whole request (``cache_fields``), so an option added here
-is part of the key without anyone remembering to list it.
+The render cache key of a Click command is derived from the whole request (``cache_fields``), so an
+option added here is part of the key without anyone remembering to list it; the start-up fast path
+keys on what it builds its request from, the raw arguments and the environment names it reads
+(``renderer.cache.argv_fields``).
 
 No ``from __future__ import annotations`` here: ``typing.NamedTuple`` turns each string annotation
 into a ``ForwardRef``, which compiles it, ~0.25 M instructions per field; evaluated annotations cost
