@@ -246,6 +246,7 @@ class Server:
         self.watch = PackageWatch(Path(renderer.__file__).resolve().parent)
         self.workers: dict[int, Worker] = {}  # forked, client not yet answered
         self.children: set[int] = set()  # forked, not yet reaped
+        self.status: dict[int, int] = {}  # worker -> the read end of its status pipe (worker.run's _report)
         self.selector = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
         self.lock_fd = -1
@@ -319,6 +320,8 @@ class Server:
                     elif key.data == "wake":
                         with contextlib.suppress(OSError):
                             self.wake_r.recv(4096)
+                    elif isinstance(key.data, tuple):
+                        self._status_readable(key.data[1])
                     else:
                         self._client_readable(key.data)
         finally:
@@ -447,11 +450,16 @@ class Server:
     def _fork(self, conn: socket.socket, request: Request) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
+        status_r, status_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             from renderer.daemon import worker
 
-            worker.run(request)  # never returns
+            worker.run(request._replace(status=status_w))  # never returns
+        os.close(status_w)
+        os.set_blocking(status_r, False)
+        self.status[pid] = status_r
+        self.selector.register(status_r, selectors.EVENT_READ, ("status", pid))
         self.children.add(pid)
         self.started[pid] = time.monotonic()
         self.workers[pid] = Worker(conn, time.monotonic() + self.deadline)
@@ -475,6 +483,28 @@ class Server:
         if not data:
             self._kill(pid)
             self._finish(pid, None)
+
+    def _status_readable(self, pid: int) -> None:
+        """The worker's exit code, written once its output was complete (``worker._report``): the client is
+        answered now, not after the worker's teardown and reaping. Nothing written (the worker was killed,
+        or crashed first): the reaping reports how it ended."""
+        try:
+            data = os.read(self.status[pid], 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        self._close_status(pid)
+        if data.isdigit() and pid in self.workers:
+            self._log_outcome(pid, f"exit {int(data)}")
+            self._finish(pid, "", int(data))
+
+    def _close_status(self, pid: int) -> None:
+        fd = self.status.pop(pid, None)
+        if fd is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(fd)
+            os.close(fd)
 
     def _kill_late(self) -> None:
         now = time.monotonic()
@@ -516,9 +546,14 @@ class Server:
                 os.kill(pid, signal.SIGKILL)
 
     def _log(self, pid: int, status: int) -> None:
+        self._log_outcome(pid, f"exit {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else
+                          f"signal {os.WTERMSIG(status)}")
+
+    def _log_outcome(self, pid: int, outcome: str) -> None:
+        """One line per worker, written before its client is answered (a log read after it exits has the
+        line): at the worker's status (``_status_readable``), else when it is reaped."""
         began = self.started.pop(pid, None)
         if self.verbose and began is not None:
-            outcome = f"exit {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else f"signal {os.WTERMSIG(status)}"
             with contextlib.suppress(OSError, ValueError):  # a log nobody reads must not stop the server
                 sys.stderr.write(f"cozy-render daemon: worker {pid} {outcome} after "
                                  f"{(time.monotonic() - began) * 1000:.1f} ms\n")
@@ -539,6 +574,7 @@ class Server:
     def _finish(self, pid: int, line: str | None, code: int = EXIT_INTERNAL) -> None:
         """Tell the client (unless it left: ``line`` None) and forget the worker. A killed worker is
         reaped by ``_reap`` later; without a table entry it is not reported twice."""
+        self._close_status(pid)
         worker = self.workers.pop(pid, None)
         if worker is None:
             return

@@ -26,6 +26,7 @@ class Request(NamedTuple):
     umask: int
     streams: list[str]  # 3 x (encoding, errors, line buffering, write-through) for stdin, stdout, stderr
     descriptors: list[int]  # working folder, stdin, stdout, stderr (the server's copies)
+    status: int = -1  # the write end of a pipe to the server: the exit code, once the output is complete
 
 
 def run(request: Request) -> NoReturn:
@@ -40,7 +41,7 @@ def run(request: Request) -> NoReturn:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # what the interpreter sets up at start-up
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.set_wakeup_fd(-1)
-        _take_descriptors(request.descriptors)
+        _take_descriptors(request.descriptors, request.status)
         os.umask(request.umask)
         os.environb.clear()
         os.environb.update(request.environ)
@@ -57,27 +58,44 @@ def run(request: Request) -> NoReturn:
                 stream.flush()
             except (OSError, ValueError, AttributeError):
                 pass
+        _report(code, request.status)
         os._exit(code)
 
 
-def _take_descriptors(descriptors: list[int]) -> None:
+def _report(code: int, status: int) -> None:
+    """The output is complete once this process's copies of the client's descriptors are closed: say so
+    with the exit code, so the server answers the client without waiting for this process's teardown
+    (the reaping that follows still kills whatever the worker left behind)."""
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if status >= 0:
+        with contextlib.suppress(OSError):
+            os.write(status, b"%d" % code)
+
+
+def _take_descriptors(descriptors: list[int], status: int = -1) -> None:
     cwd, stdin, stdout, stderr = descriptors
     for target, source in ((0, stdin), (1, stdout), (2, stderr)):
         os.dup2(source, target)  # inheritable, as a process's own 0, 1, 2 are
     os.fchdir(cwd)
-    _close_from(3)
+    _close_from(3, status)
 
 
-def _close_from(lowest: int) -> None:
-    """Close every descriptor from ``lowest`` up: the open ones as /proc lists them (a loop up to the
-    descriptor limit would make a million calls where the limit is that high)."""
+def _close_from(lowest: int, keep: int = -1) -> None:
+    """Close every descriptor from ``lowest`` up but ``keep``: the open ones as /proc lists them (a loop up
+    to the descriptor limit would make a million calls where the limit is that high)."""
     try:
         held = [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
-        os.closerange(lowest, 65536)
+        if keep >= lowest:
+            os.closerange(lowest, keep)
+            os.closerange(keep + 1, 65536)
+        else:
+            os.closerange(lowest, 65536)
         return
     for fd in held:
-        if fd >= lowest:
+        if fd >= lowest and fd != keep:
             with contextlib.suppress(OSError):  # the listing's own descriptor is already gone
                 os.close(fd)
 
