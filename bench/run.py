@@ -1,4 +1,4 @@
-"""Run every bench and write bench/RESULTS.md: `python bench/run.py` (about 11 minutes on a fresh clone).
+"""Run every bench and write bench/RESULTS.md: `python bench/run.py` (about 25 minutes on a fresh clone).
 
 Builds one fresh virtual environment with cozy-render installed from this checkout as a wheel (bytecode
 compiled at install, PYTHONDONTWRITEBYTECODE dropped: ``bench/proc.py``), then runs, in order:
