@@ -299,3 +299,28 @@ def test_twenty_requests_at_once_each_get_their_own_answer(start_daemon, samples
     assert not children_of(server)
     assert sorted(p.name for p in daemon.socket.parent.iterdir()) == ["daemon.sock.lock"]
     assert list((tmp_path / "server-tmp").iterdir()) == []  # the warm-up's sample is gone
+
+
+def test_a_finished_worker_leaves_nothing_behind(start_daemon, samples: Path, tmp_path: Path) -> None:
+    """The client is answered once the worker's output is complete, before the worker is reaped; nothing
+    the render started (a helm that leaves a background child) outlives the request, and the answer is
+    the in-process one."""
+    daemon = start_daemon()
+    app, env = app_env(samples)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "helm").write_text("#!/bin/sh\nsleep 75.3 </dev/null >/dev/null 2>&1 &\necho 'Error: no chart' >&2\n"
+                                 "exit 1\n")
+    (folder / "helm").chmod(0o755)
+    env.update({"PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}", "ARGOCD_ENV_chart": "helm"})
+    try:
+        served = generate(app, env, daemon.socket)
+        assert served.returncode == 3 and served.stdout == b"", served
+        assert served == generate(app, env)
+        assert daemon.served() == 1, daemon.log_text()
+        assert wait_until(lambda: not processes_naming("75.3"), 10)
+        assert wait_until(lambda: not daemon.workers(), 10)
+    finally:
+        for pid in processes_naming("75.3"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
