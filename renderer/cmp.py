@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from renderer.codes import Code
-from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail
+from renderer.errors import ERROR, WARNING, Finding, Location, RenderError, fail, strict_labelled
 from renderer.escape import literal
 from renderer.load import limits
 from renderer.load.roots import checkout_parts, source_path_refusal
@@ -306,8 +306,6 @@ def render_for_argocd(path: Path, request: Settings, unpacked: Checkout | None =
     with display_relative_to(base, unpacked.prefix if unpacked else ""):
         done = run(path, options)
     if done.exit_code:
-        from renderer.errors import strict_labelled
-
         # Under strict each warning fails the sync and says so (render --strict's rule); without it a
         # warning is never labelled, whatever errors refused the render.
         raise RenderError(strict_labelled(done.failures(), request.strict, "strict"), done.exit_code)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from renderer.childproc import adopt_orphans, end_descendants
 from renderer.errors import Finding, RenderError
 
 # How far past the deadline the main thread waits for a job to report its own DIFF-TIMEOUT before it
@@ -95,8 +96,6 @@ def fan_out(jobs: Sequence[Job], concurrency: int, deadline: Deadline,
             on_done: Callable[[str], None] | None = None) -> list[Done]:
     """Every job's ``Done``, in job order (see the module docstring). ``on_done(name)`` is called, one
     at a time, as each job ends (a progress line)."""
-    from renderer.childproc import adopt_orphans
-
     adopt_orphans()  # an exec plugin that forks and exits leaves its child to us, to be ended with the rest
     ended: dict[int, Done] = {}
     crashed: list[BaseException] = []
@@ -135,8 +134,6 @@ def fan_out(jobs: Sequence[Job], concurrency: int, deadline: Deadline,
         late = len(ended) < len(jobs)
         bug = crashed[0] if crashed else None
     if late:
-        from renderer.childproc import end_descendants
-
         end_descendants()  # what a stuck job started must not outlive the command that gave up on it
     if bug is not None:
         raise bug

@@ -15,14 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from renderer.load.variants import Variants
+from renderer.load.variants import Variants, bundle_index
+from renderer.pipeline import Options, run
 
 
 def variant_overrides(variants: Variants) -> list[Path]:
     """The ``--variants`` files a render reads: Variants loads every override of a shipped file when it
     is built (shipped files come from the package, never from the repository)."""
-    from renderer.load.variants import bundle_index
-
     if variants.override is None:
         return []
     return [variants.override / rel for rel in bundle_index() if (variants.override / rel).is_file()]
@@ -34,8 +33,6 @@ def cluster_inputs(path: Path, variants: Path | None = None, root: Path | None =
     The render runs as ``render`` runs it (overlay, features, output schemas, rules) but is not
     refused by error findings: a cluster that fails its rules still reads the same files.
     """
-    from renderer.pipeline import Options, run
-
     return inputs_of(run(path, Options(variants, root, validator="builtin", refuse=False)).one())
 
 

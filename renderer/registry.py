@@ -11,6 +11,7 @@ import re
 import textwrap
 from typing import NamedTuple
 
+from renderer.check.rules import all_rules
 from renderer.codes import FAMILIES, all_codes
 
 # Section titles of reference (g), by rule-ID prefix, in the reference's order.
@@ -98,8 +99,6 @@ def public_source(raw: str) -> str:
 
 def entries() -> dict[str, Entry]:
     """Rules first (reference (g) order), then the other codes by family; registry order within."""
-    from renderer.check.rules import all_rules
-
     rank = {family: i for i, family in enumerate(FAMILY_TITLES)}
     found = [Entry(r.id, r.severity, r.summary, r.explanation, tuple(map(public_source, r.sources)), r.family,
                    True, r.deferred_to, SEVERITIES.get(r.id, ())) for r in all_rules().values()]

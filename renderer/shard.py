@@ -20,6 +20,7 @@ from typing import NamedTuple, TypeVar
 
 from renderer.codes import Code
 from renderer.errors import ERROR, EXIT_USAGE, Finding, RenderError
+from renderer.escape import literal
 
 CODES = [
     Code("CLI-SHARD", ERROR, "--shard is not K/N with 1 <= K <= N, or is given without --all",
@@ -62,7 +63,6 @@ def parse(text: str) -> Shard:
         index, count = int(k), int(n)
         if 1 <= index <= count:
             return Shard(index, count)
-    from renderer.escape import literal
 
     raise RenderError([Finding("CLI-SHARD", f"--shard {literal(text)}: give K/N with 1 <= K <= N "
                                             "(this runner's index and the number of runners)")], EXIT_USAGE)

@@ -9,11 +9,14 @@ command layer, and prints only through the format registry (``renderer.formats``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from renderer import formats
+from renderer import shard as sharding
+from renderer.escape import json_text
 
 if TYPE_CHECKING:
     from renderer.shard import Shard as Part
@@ -24,8 +27,6 @@ def section(shard: Part, command: str, request: NamedTuple, clusters: Iterable[t
     """What a shard's ``-o json`` report adds for ``merge`` (under ``shard``): which shard of which
     command, the options that must agree across shards (every request field but ``ignored`` and those
     that only say how or where this runner works), and the clusters it ran, in order, with their names."""
-    from renderer import shard as sharding
-
     skipped = {"fmt", "output", "jobs", "concurrency", "shard", *ignored}
     options = {name: str(value) if isinstance(value, PurePath) else list(value) if isinstance(value, tuple) else value
                for name, value in request._asdict().items() if name not in skipped}
@@ -35,10 +36,6 @@ def section(shard: Part, command: str, request: NamedTuple, clusters: Iterable[t
 
 def with_section(document: str, part: dict[str, object]) -> str:
     """A JSON report (as the command's reporter wrote it) with the shard's ``part`` added last."""
-    import json
-
-    from renderer.escape import json_text
-
     data = json.loads(document)
     data["shard"] = part
     return json_text(data, indent=2, ensure_ascii=False) + "\n"

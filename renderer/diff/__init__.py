@@ -11,14 +11,34 @@ state or a PLT-11 patch target missing; 2: usage).
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from renderer import formats
-from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, WARNING, Finding, RenderError
+from renderer import formats, walk
+from renderer.check.flux import disable_substitution
+from renderer.diff import compare, report
+from renderer.diff.compare import is_package, key_of, parse_ignore
+from renderer.diff.live import SnapshotSource, connect, load_snapshot
+from renderer.effective.packages import CO_MANAGED, effective_packages
+from renderer.errors import (
+    ERROR,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    WARNING,
+    Finding,
+    Location,
+    RenderError,
+)
 from renderer.escape import printable
+from renderer.fanout import Deadline, Job, fan_out
+from renderer.load.yamlio import display_path
 from renderer.model import OWNERSHIP_ANNOTATION
+from renderer.pipeline import Options
+from renderer.pipeline import run as run_pipeline
 from renderer.requests import DiffRequest
 
 
@@ -28,8 +48,6 @@ def run(request: DiffRequest, stdout: TextIO | None = None, stderr: TextIO | Non
     _check_usage(request)
     if request.snapshot is None and request.against is None:
         _require_client()
-    from renderer.diff import report
-    from renderer.fanout import Deadline
 
     # One deadline for the whole diff: start-up, render, every cluster and request.
     deadline = Deadline.for_command(request.timeout)
@@ -107,10 +125,8 @@ def install_hint() -> str:
 def _render(request: DiffRequest) -> list[Any]:
     """Every cluster's render through the one composer (``pipeline.run``); refused, with every
     cluster's findings, when any cluster is."""
-    from renderer.pipeline import Options, run
-
     options = Options(request.variants, request.root, kubernetes_version=request.kubernetes_version)
-    done = run(request.path, options, all_clusters=request.all_clusters)
+    done = run_pipeline(request.path, options, all_clusters=request.all_clusters)
     if done.exit_code:
         raise RenderError(done.failures(), done.exit_code)
     return done.results
@@ -127,8 +143,6 @@ def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     """
     if request.delivery == "flux":
         # What Flux applies is `render --out`'s folder: objects holding ${ carry the substitute mark.
-        from renderer.check.flux import disable_substitution
-
         return disable_substitution(_desired_objects(result, request))
     return _desired_objects(result, request)
 
@@ -136,7 +150,6 @@ def desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
 def _desired_objects(result: Any, request: DiffRequest) -> list[dict[str, Any]]:
     if not request.effective:
         return [e.obj for e in result.objects]
-    from renderer.effective.packages import CO_MANAGED, effective_packages
 
     packages = effective_packages(result, request.helm, request.platform_chart)
     others = [e.obj for e in result.objects if not e.is_package()]
@@ -160,8 +173,6 @@ EFFECTIVE_OWNERSHIP = "co-managed"
 def platform_released(live: list[dict[str, Any]], desired: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Live Packages the platform release installed (Helm's release annotation) that the effective
     set no longer has: keep-policy leftovers (PLT-09) and Packages the chart stopped emitting."""
-    from renderer.diff.compare import is_package, key_of
-
     wanted = {key_of(o) for o in desired}
     return [o for o in live if is_package(o) and key_of(o) not in wanted
             and ((o.get("metadata") or {}).get("annotations") or {}).get(RELEASE_ANNOTATION) == PLATFORM_RELEASE]
@@ -181,9 +192,6 @@ class _Job(NamedTuple):
 
 
 def _job(request: DiffRequest, result: Any) -> _Job:
-    from renderer.diff import compare
-    from renderer.diff.compare import parse_ignore
-
     name = result.overlay.name
     ignores = [parse_ignore(text, "--ignore") for text in request.ignore]
     overlay_ignores = result.overlay.get("diff", "ignore") or []
@@ -207,17 +215,11 @@ def _job(request: DiffRequest, result: Any) -> _Job:
 
 
 def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool) -> Any:
-    from renderer.diff.live import SnapshotSource, load_snapshot
-
     path = folder
     flag = "--against" if against else "--snapshot"
     if per_cluster:
         # The cluster's entry is listed through renderer.walk (issue 34 item 1): the folder named on the
         # command line may be a link, the entry in it may not leave it (nor loop, nor be a FIFO).
-        from renderer import walk
-        from renderer.errors import Location
-        from renderer.load.yamlio import display_path
-
         names = [cluster] + [f"{cluster}{s}" for s in (".yaml", ".yml", ".json")]
         try:
             found = sorted(walk.entries(folder, keep=names.__contains__), key=lambda e: names.index(e.name))
@@ -232,15 +234,11 @@ def _offline_source(folder: Path, cluster: str, per_cluster: bool, against: bool
 
 
 def _connect(request: DiffRequest, cluster: str, context: str | None, deadline: Any) -> Any:
-    from renderer.diff.live import connect
-
     return connect(cluster, request.kubeconfig, context, deadline, fleet=request.all_clusters,
                    field_manager=request.field_manager)
 
 
 def _diff_cluster(request: DiffRequest, job: _Job, deadline: Any = None) -> Any:
-    from renderer.diff import compare
-
     source = job.source(deadline)
     try:
         live, labelled = source.fetch(job.desired, job.cluster)
@@ -280,10 +278,6 @@ def _run_jobs(request: DiffRequest, jobs: list[_Job], err: TextIO, deadline: Any
     """Every cluster's outcome and failures, in cluster order. Offline sources are read one after the
     other; live clusters through ``renderer.fanout`` (at most ``--concurrency`` at once, one deadline
     for the whole diff: every cluster, request and retry)."""
-    import functools
-
-    from renderer.fanout import Deadline, Job, fan_out
-
     if request.snapshot is not None or request.against is not None:
         outcomes, failures = [], []
         for job in jobs:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from renderer.check.rules import RuleContext
+from renderer.check.rules.common import co_managed, hand_written, sources, written_variant
 from renderer.diff.normalize import LAST_APPLIED, PACKAGE_API, Obj, drop_foreign, normalise, project
 from renderer.errors import ERROR, WARNING, Finding, Location, RenderError
 from renderer.model import CLUSTER_LABEL
@@ -305,9 +307,6 @@ def patch_target_notes(result: Any) -> dict[str, tuple[str, str]]:
     no ``spec.variant``, so it resolves to ``default``: an error when the PackageSource has no such
     variant (VariantNotFound) or the platform renders another one (the wrong one runs meanwhile), a
     warning when ``default`` is the platform's variant too (only the ordering matters)."""
-    from renderer.check.rules import RuleContext
-    from renderer.check.rules.common import co_managed, hand_written, sources, written_variant
-
     ctx = RuleContext(result)
     known = sources(ctx)
     notes: dict[str, tuple[str, str]] = {}

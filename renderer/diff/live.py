@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, urlencode
 
+from renderer.diff import snapshot_yaml
 from renderer.diff.compare import CLUSTER_LABEL, Key, key_of, ref
 from renderer.errors import EXIT_INPUT, Finding, Location, RenderError
 from renderer.fanout import Deadline
+from renderer.load import limits
+from renderer.load.yamlio import display_path
 from renderer.model import PACKAGE_API
 
 Obj = dict[str, Any]
@@ -43,9 +46,6 @@ def snapshot_files(path: Path, *, against: bool) -> list[Path]:
     named folder, or any entry that is not a regular file or folder, is an error naming it: its content
     is never read (issue 25 item 2: a committed link to /proc/self/environ must not be printed as
     "live"). The folder is walked without following links."""
-    from renderer.load import limits
-    from renderer.load.yamlio import display_path
-
     try:
         top = path.lstat()
     except OSError:
@@ -86,8 +86,6 @@ def snapshot_files(path: Path, *, against: bool) -> list[Path]:
 
 def _refuse_link(link: Path, root: Path) -> Path:
     """The target of a link inside ``root``; a link out of it (or a broken or looping one) is an error."""
-    from renderer.load.yamlio import display_path
-
     try:
         target = link.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -123,7 +121,6 @@ def _documents(text: str, display: str) -> Iterator[tuple[Any, int]]:
             while pos < len(text) and text[pos].isspace():
                 pos += 1
         return
-    from renderer.diff import snapshot_yaml
 
     yaml_error = snapshot_yaml.parser_error()
     try:
@@ -162,8 +159,6 @@ class _Budget:
     """Nodes left for one snapshot source (``limits.MAX_SNAPSHOT_NODES``)."""
 
     def __init__(self) -> None:
-        from renderer.load import limits
-
         self.nodes = limits.MAX_SNAPSHOT_NODES
 
 
@@ -171,8 +166,6 @@ def _check_tree(doc: Any, display: str, line: int, budget: _Budget) -> None:
     """kubectl never writes anchors or aliases: a map or list reached twice (an alias, a recursive
     alias) is refused, as are nesting past ``limits.MAX_DEPTH``, integers outside int64/uint64 and
     more nodes than the budget. Iterative, so no input can exhaust the interpreter's stack."""
-    from renderer.load import limits
-
     seen: set[int] = set()
     stack: list[tuple[Any, int]] = [(doc, 1)] if isinstance(doc, (dict, list)) else []
     nodes = budget.nodes - 1
@@ -220,8 +213,6 @@ def _objects(doc: Any, display: str, line: int) -> Iterator[Obj]:
 
 
 def _read(file: Path, display: str, total: list[int]) -> str:
-    from renderer.load import limits
-
     try:
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -249,8 +240,6 @@ def _read(file: Path, display: str, total: list[int]) -> str:
 
 def load_snapshot(path: Path, *, against: bool = False) -> dict[Key, Obj]:
     """Every object under ``path``, by key. The same object twice is an error: which one is live?"""
-    from renderer.load.yamlio import display_path
-
     index: dict[Key, Obj] = {}
     seen: dict[Key, str] = {}
     budget = _Budget()
@@ -533,8 +522,6 @@ class ClusterSource:
         import urllib3
         from urllib3 import exceptions as u3
 
-        from renderer.load import limits
-
         headers = {"Accept": "application/json", "User-Agent": "cozy-render", "Accept-Encoding": "gzip"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -765,8 +752,6 @@ class ClusterSource:
         """Every item of one kind (in ``namespace`` when given), page by page (``limit``/``continue``,
         at most MAX_LIST_PAGES pages; a token seen twice is an endless list), each item validated: a
         name, no duplicates."""
-        from renderer.load import limits
-
         namespace = namespace if resource.namespaced else None
         what = f"list {resource.kind}" + (f" -n {namespace}" if namespace else "") + \
             (f" -l {selector}" if selector else "")

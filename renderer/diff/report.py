@@ -25,8 +25,10 @@ from renderer.diff.compare import (
     ref,
 )
 from renderer.errors import EXIT_INPUT, Finding, RenderError
-from renderer.escape import printable
+from renderer.escape import json_text, printable
 from renderer.formats import Streams, reporter
+from renderer.model import JSON_API_VERSION
+from renderer.output.yaml import display
 
 RED, GREEN, CYAN, BOLD, YELLOW, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[33m", "\x1b[0m"
 _STATUS_COLOUR = {CREATE: GREEN, CHANGE: YELLOW, ORPHANED: RED, PATCH_TARGET_MISSING: RED, SKIPPED: CYAN,
@@ -80,7 +82,6 @@ def to_yaml(obj: Any) -> str:
     of an embedded config (a NAD's CNI JSON) is one line of the diff."""
     if obj is None:
         return ""
-    from renderer.output.yaml import display
 
     return display(obj)
 
@@ -187,8 +188,6 @@ def as_json(outcomes: list[Outcome], findings: list[Finding]) -> str:
             objects.append(entry)
         counts = {s: outcome.count(s) for s in (CREATE, CHANGE, UNCHANGED, ORPHANED, SKIPPED, PATCH_TARGET_MISSING)}
         clusters.append({"cluster": outcome.cluster, "objects": objects, "summary": counts})
-    from renderer.escape import json_text
-    from renderer.model import JSON_API_VERSION
 
     return json_text({"apiVersion": JSON_API_VERSION, "kind": "Diff", "clusters": clusters,
                       "findings": [f.as_dict() for f in findings]}, indent=2,

@@ -11,6 +11,7 @@ from renderer.doctor.checks import Diagnosis, allocatable, gpu_nodes, node_of, p
 from renderer.doctor.live import LiveState
 from renderer.doctor.route import NAMESPACE, Route
 from renderer.errors import ERROR, WARNING, Finding
+from renderer.escape import cut, json_text, printable
 from renderer.model import JSON_API_VERSION
 
 
@@ -88,8 +89,7 @@ def _read_from(source: dict[str, str]) -> str:
 
 
 def write_text(outcomes: list[Outcome], out: TextIO) -> None:
-    from renderer.escape import printable  # node, pod and event text come from the live cluster
-
+    # printable throughout: node, pod and event text come from the live cluster
     for o in outcomes:
         out.write(printable(summary(o)) + "\n")
         for node, info in sorted((o.node_gpus or {}).items()):
@@ -108,8 +108,6 @@ API_VERSION, KIND = JSON_API_VERSION, "DoctorReport"  # renderer/data/output-sch
 
 
 def as_json(outcomes: list[Outcome], failures: list[tuple[str, Finding]]) -> str:
-    from renderer.escape import cut
-
     def cluster(o: Outcome) -> dict[str, Any]:
         r = o.route
         return {"cluster": o.cluster, "healthy": o.errors == 0, "source": o.source,
@@ -124,6 +122,5 @@ def as_json(outcomes: list[Outcome], failures: list[tuple[str, Finding]]) -> str
 
     doc = {"apiVersion": API_VERSION, "kind": KIND, "clusters": [cluster(o) for o in outcomes],
            "errors": [{"cluster": name, **f.as_dict()} for name, f in failures]}
-    from renderer.escape import json_text
 
     return json_text(doc, indent=2, sort_keys=False) + "\n"

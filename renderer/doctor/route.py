@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from renderer.load.variants import Variants
 from renderer.model import GPU_OPERATOR, GPU_OPERATOR_COMPONENT, HAMI
 from renderer.tree import dig
 
@@ -80,8 +81,6 @@ def _generation(result: Any, model: Any) -> str | None:
 
     variants = getattr(result, "variants", None)
     if variants is None:
-        from renderer.load.variants import Variants
-
         variants = Variants(None)
     (facts,) = variants.load("gpu/facts.yaml")
     name = re.sub(r"^NVIDIA\s+", "", model.strip(), flags=re.I).replace(" ", "").upper()

@@ -21,7 +21,19 @@ import re
 from pathlib import Path
 from typing import Any
 
+from renderer.effective.helm import (
+    ChartFailure,
+    ChartRender,
+    HelmFailure,
+    find_helm,
+    render_platform,
+    render_platform_many,
+)
+from renderer.effective.packages import platform_inputs
 from renderer.errors import ERROR, Finding, Location, fail
+from renderer.model import PACKAGE_API
+from renderer.platform_chart import chart_dir, version_known
+from renderer.platform_chart.model import message_key, node_key
 from renderer.resolve.platform import PlatformView, RenderedPackage, leaves
 
 _VALUES = ("spec", "components", "platform", "values")
@@ -36,10 +48,6 @@ FROM_LOOKUP = frozenset(("cozystack.networking", key) for key in
 def platform_view(result: Any, helm: str | None = None, chart: Path | None = None) -> PlatformView:
     """What the platform renders for ``result``: helm's rendering of the cluster's chart when a helm
     is found (``helm``, else PATH), else the model's (``result.plan.facts.view``)."""
-    from renderer.effective.helm import find_helm, render_platform
-    from renderer.effective.packages import platform_inputs
-    from renderer.platform_chart import chart_dir
-
     facts = result.plan.facts
     helm = helm or find_helm()
     if helm is None or (chart is None and any(f.code == "PLT-VERSION" for f in result.findings)):
@@ -70,8 +78,6 @@ def platform_view(result: Any, helm: str | None = None, chart: Path | None = Non
 
 
 def _failure_key(message: str) -> tuple[str, ...]:
-    from renderer.platform_chart.model import message_key, node_key
-
     at = re.search(r"at <(.*?)>: ", message)
     return node_key(at.group(1)) if at else message_key(message)
 
@@ -111,8 +117,6 @@ def _key(helm: str, folder: Path, variant: str, values: Any) -> tuple[str, str, 
 
 
 def _compact(rendered: Any) -> Any:
-    from renderer.effective.helm import ChartRender
-
     if rendered.failure is not None:
         return rendered
     return ChartRender([doc for doc in rendered.documents if doc.get("kind") == "Package"], None)
@@ -126,8 +130,6 @@ def _remember(key: tuple[str, str, str, str], rendered: Any) -> None:
 
 def _rendered(helm: str, folder: Path, variant: str, values: Any, render: Any) -> Any:
     """The chart's render for these inputs (memoised); helm's own failure is PLT-HELM at the chart."""
-    from renderer.effective.helm import HelmFailure
-
     key = _key(helm, folder, variant, values)
     if key not in _memo:
         try:
@@ -145,9 +147,6 @@ def chart_location(chart: Path) -> Location:
 def chart_render(result: Any, helm: str, chart: Path) -> Any:
     """The whole render (``ChartRender``, Packages kept) of ``result``'s platform release from the
     chart folder ``chart``: the one ``platform_view`` used, when the check stage made it."""
-    from renderer.effective.helm import render_platform
-    from renderer.effective.packages import platform_inputs
-
     variant, values, _ = platform_inputs(result)
     return _rendered(helm, chart, variant, values, render_platform)
 
@@ -158,9 +157,6 @@ def model_render(result: Any) -> Any:
     ``lookup`` or computes from values the model does not replay are absent: a prediction). Every
     Package carries ``helm.sh/resource-policy: keep``, as both package helpers of the chart write it
     (templates/_helpers.tpl)."""
-    from renderer.effective.helm import ChartFailure, ChartRender
-    from renderer.model import PACKAGE_API
-
     facts = result.plan.facts
     problems = facts.chart_problems
     if problems:
@@ -189,10 +185,6 @@ def prefetch(helm: str, results: list[Any], parallel: int = 1, chart: Path | Non
     """Render the platform chart for every result not yet rendered, ``helm.BATCH`` clusters to a helm
     process (``render_platform_many``), so the check that follows finds each one ready. helm's own
     failure here is not reported: each cluster's check renders its own and reports it (PLT-HELM)."""
-    from renderer.effective.helm import HelmFailure, render_platform_many
-    from renderer.effective.packages import platform_inputs
-    from renderer.platform_chart import chart_dir, version_known
-
     wanted: dict[str, dict[tuple[str, str, str, str], tuple[str, Any]]] = {}
     for result in results[:MEMO_SIZE]:
         version = result.plan.facts.version

@@ -11,6 +11,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from renderer.effective.helm import (
+    _GO_CRASH,
+    DATA_BYTES,
+    HELM_HINT,
+    Bounds,
+    HelmFailure,
+    find_helm,
+    helm_failure,
+    run_bounded,
+)
 from renderer.errors import fail
 
 MODES = ("model", "helm", "auto")
@@ -51,13 +61,11 @@ def choose(mode: str | None = None, helm: str | None = None) -> ChartChoice:
         raise fail("PLT-HELM", f"--chart {mode!r}: choose one of {', '.join(MODES)}")
     if mode == "model":  # said explicitly: --helm is not run (check --chart model never runs helm)
         return MODEL
-    from renderer.effective.helm import find_helm
 
     binary = find_helm(helm)
     if binary is None:
         if mode == "auto" and helm is None:
             return ChartChoice("model", asked="auto")
-        from renderer.effective.helm import HELM_HINT
 
         what = f"--helm {helm} is not an executable" if helm is not None else "--chart helm: no helm on PATH"
         raise fail("PLT-HELM", f"{what}: {HELM_HINT}")
@@ -74,8 +82,6 @@ def helm_version(binary: str) -> str:
     on the overlay."""
     import tempfile
     from pathlib import Path
-
-    from renderer.effective.helm import _GO_CRASH, DATA_BYTES, Bounds, HelmFailure, helm_failure, run_bounded
 
     limits = Bounds(3, 20, DATA_BYTES, 2**20)
     with tempfile.TemporaryDirectory(prefix="cozy-render-helm-") as home:

@@ -14,11 +14,13 @@ containerd-registry-secret.yaml, ...), with repository.yaml's lookup answered as
 cluster answers it (``ANSWERED_LOOKUPS``); ``ASSUMED_ABSENT`` says what the other ``lookup`` calls
 are taken to find (nothing). templates/sources.yaml is read from the chart folder instead.
 
-Imported only by ``effective``, the chart check and the tests: never on the render path.
+Imported only by the chart choice (``--chart helm``/``auto``), ``effective``, the chart check and the tests:
+never on a cold render's path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,9 +31,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer import walk
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
+
+from renderer import childproc, walk
 from renderer.batch import scratch_held
 from renderer.errors import fail
+from renderer.escape import printable, quote
 from renderer.tree import copy_tree
 from renderer.walk import Budget
 
@@ -167,8 +174,6 @@ def chart_files(chart: Path, keep: Callable[[str], bool] | None = None) -> list[
     try:
         return walk.files(chart, CHART_BUDGET, keep)
     except walk.WalkRefused as refused:
-        from renderer.escape import quote
-
         raise fail("PLT-CHART-FILES", f"platform chart {quote(str(chart))}: {quote(refused.rel)} "
                    f"{refused.message}") from None
 
@@ -295,8 +300,6 @@ def run_bounded(args: list[str], home: Path, limits: Bounds, answer_only: bool =
     with RLIMIT_CPU and RLIMIT_DATA set on the child (``prlimit`` right after it starts: ``preexec_fn`` is
     unsafe beside the batch threads). A limit hit raises ``HelmFailure``, as does (with ``answer_only``)
     any end that is not helm's own answer: its output, or the chart's error."""
-    from renderer import childproc
-
     try:
         done = childproc.run(args, helm_env(home), timeout=limits.timeout, stdout_bytes=limits.output_bytes,
                              stderr_bytes=ERROR_BYTES, name="helm", on_start=lambda pid: _limit(pid, limits))
@@ -355,8 +358,6 @@ def parse_documents(text: str) -> list[dict[str, Any]]:
     parser keeps its own stack: it never recurses) is checked first, so the composer never sees a
     document nested deeper than ``OUTPUT_DEPTH``, and aliases cannot make more nodes than the text has
     characters (a "billion laughs" of anchors would otherwise be copied out in full)."""
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="safe", pure=False)
     yaml.version = (1, 1)
     _refuse_shape(yaml.parse(text), len(text) + 1024)
@@ -364,8 +365,6 @@ def parse_documents(text: str) -> list[dict[str, Any]]:
 
 
 def _refuse_shape(events: Iterator[Any], max_nodes: int) -> None:
-    from ruamel.yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
-
     starts, ends = (MappingStartEvent, SequenceStartEvent), ("MappingEndEvent", "SequenceEndEvent")
     anchored: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, levels) of what it names
     open_: list[list[Any]] = []  # [anchor, nodes, levels below] per open collection
@@ -424,13 +423,9 @@ def _documents(stdout: str, helm: str = "helm", shared: bool = False) -> list[di
             continue
         docs = _PARSED.get(text)
         if docs is None:
-            from ruamel.yaml.error import YAMLError
-
             try:
                 docs = parse_documents(text)
             except OutputRefused as exc:
-                from renderer.escape import printable
-
                 source = _SOURCE_LINE.match(piece)
                 template = printable(source.group()[len("# Source: "):-1], 200) if source else "a template"
                 raise HelmFailure(f"the chart's output of {template} {exc}: not a Kubernetes object") from None
@@ -487,10 +482,6 @@ _VALUES_FILES: dict[bytes, dict[str, Any]] = {}
 def _values_file(path: Path) -> dict[str, Any]:
     """A chart's values file as helm reads it, once per process while it is unchanged (read only: the
     merge copies what it changes)."""
-    import hashlib
-
-    from ruamel.yaml import YAML
-
     data = path.read_bytes()  # in the scratch copy (offline_chart): a new folder each run, so keyed by content
     key = hashlib.blake2b(data, digest_size=16).digest()
     if key not in _VALUES_FILES:

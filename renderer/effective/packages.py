@@ -20,9 +20,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer.effective.helm import ASSUMED_ABSENT, ChartRender, chart_sources, render_platform
-from renderer.errors import Finding, RenderError
+from renderer.effective.helm import (
+    ASSUMED_ABSENT,
+    ChartRender,
+    HelmFailure,
+    chart_sources,
+    render_platform,
+    require_helm,
+)
+from renderer.errors import Finding, Location, RenderError, fail
 from renderer.model import OWNERSHIP_ANNOTATION, PACKAGE_API, PLATFORM_PACKAGE
+from renderer.platform_chart import chart_dir, unknown_version_message, version_known
 
 PLATFORM, COZY_RENDER, CO_MANAGED, CONTESTED = "platform", "cozy-render", "co-managed", "contested"
 
@@ -80,13 +88,9 @@ def effective_set(result: Any, helm: str, chart: Path, version: str,
     failure is then PLT-HELM at the chart's Chart.yaml)."""
     variant, values, platform = platform_inputs(result)
     if rendered is None:
-        from renderer.effective.helm import HelmFailure
-
         try:
             rendered = render_platform(helm, chart, variant, values)
         except HelmFailure as exc:
-            from renderer.errors import Location, fail
-
             raise fail("PLT-HELM", exc.message, Location(str(chart / "Chart.yaml"), 1, 1)) from None
     if rendered.failure is not None:
         where = platform.source if platform is not None else None
@@ -135,9 +139,6 @@ def cluster_chart(result: Any, override: Path | None = None) -> tuple[str, Path]
     """(version label, chart folder) the cluster's platform release is rendered from: the vendored
     chart of the version resolve chose (``result.plan.facts.version``), or ``override``. An unknown
     ``platform.version`` without an override is PLT-VERSION (resolve has already said so)."""
-    from renderer.errors import fail
-    from renderer.platform_chart import chart_dir, unknown_version_message, version_known
-
     if override is not None:
         return str(override), override
     written = result.overlay.get("platform", "version")
@@ -157,8 +158,6 @@ def effective_packages(result: Any, helm: str | None = None, chart: Path | None 
     ``helm`` defaults to the one on PATH (PLT-HELM when there is none); ``chart`` to the vendored
     chart of the cluster's ``platform.version`` (PLT-VERSION when that is not shipped).
     """
-    from renderer.effective.helm import require_helm
-
     binary = require_helm(helm)
     version, folder = cluster_chart(result, chart)
     return effective_set(result, binary, folder, version).packages

@@ -55,11 +55,12 @@ import shlex
 from typing import Any, NamedTuple, TextIO
 
 from renderer.diff.compare import CHANGE, CREATE, ORPHANED, STATUS_TEXT, UNCHANGED, ref
-from renderer.diff.report import use_colour  # the preview's --color is diff's
+from renderer.diff.report import paint, use_colour  # diff's --color and colours, one definition
 from renderer.errors import Finding
 from renderer.escape import json_text, markdown_code, markdown_fence, markdown_text, printable
 from renderer.formats import Streams, reporter
 from renderer.model import JSON_API_VERSION
+from renderer.output.yaml import dump_one
 from renderer.preview.objects import ObjectChange, counts
 from renderer.preview.platform import ADDED, CHANGED, REMOVED, PlatformDelta
 from renderer.preview.review import ClusterReview, Review
@@ -99,8 +100,6 @@ def rerun_command(request: Any) -> str:
 
 def to_yaml(obj: Any) -> str:
     """Sorted keys (as kubectl diff shows objects), through the project's YAML writer."""
-    from renderer.output.yaml import dump_one
-
     return "" if obj is None else dump_one(_sorted(obj))
 
 
@@ -361,8 +360,6 @@ def _totals(review: Review) -> str:
 
 
 def _paint_diff(line: str, colour: bool) -> str:
-    from renderer.diff.report import paint  # the live diff's colours, one definition
-
     return paint(line, colour)
 
 
