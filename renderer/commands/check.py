@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer import report
+from renderer import report, shard
+from renderer import shard_report as sharded
+from renderer.commands import fleet
+from renderer.effective.choice import choose
+from renderer.pipeline import Options, jobs_for
 from renderer.requests import CheckRequest
 
 
@@ -17,11 +21,6 @@ def _nothing(_result: Any) -> None:
 
 
 def run(req: CheckRequest) -> int:
-    from renderer import shard
-    from renderer.commands import fleet
-    from renderer.effective.choice import choose
-    from renderer.pipeline import Options, jobs_for
-
     part = shard.requested(req.shard, req.all_clusters)
     chart = choose(req.chart, req.helm)
     options = Options(req.variants, req.root, None, req.kubernetes_version, req.validator, strict=req.strict,
@@ -33,8 +32,6 @@ def run(req: CheckRequest) -> int:
     findings = report.FindingsReport(done.tagged(), chart, len(done.clusters), sum(c.objects for c in done.clusters),
                                      done.exit_code, watched, req.verbose, seconds)
     if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
-        from renderer import shard_report as sharded
-
         ran = [(c.path, c.name) for c in done.clusters]
         sharded.show_json("findings", findings, sharded.section(part, "check", req, ran))
     else:

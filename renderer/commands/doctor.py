@@ -15,8 +15,18 @@ import sys
 from typing import Any, TextIO
 
 from renderer import report as reporting
+from renderer import shard
+from renderer import shard_report as sharded
+from renderer.diff import install_hint  # diff's: the command that works in this install
+from renderer.diff.live import connect
+from renderer.doctor import report
+from renderer.doctor.checks import diagnose
+from renderer.doctor.live import LiveState, read_state
+from renderer.doctor.route import NONE, route_of
 from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.fanout import Deadline, Job, fan_out
+from renderer.pipeline import Options
+from renderer.pipeline import run as run_pipeline
 from renderer.requests import DoctorRequest
 
 
@@ -25,7 +35,6 @@ def run(request: DoctorRequest, stdout: TextIO | None = None) -> int:
     which the runner prints on stderr."""
     out = stdout or sys.stdout
     _check_usage(request)
-    from renderer import shard
 
     part = shard.requested(request.shard, request.all_clusters)
     _require_client()
@@ -66,17 +75,14 @@ def _require_client() -> None:
     import importlib.util
 
     if importlib.util.find_spec("kubernetes") is None:
-        from renderer.diff import install_hint  # diff's: the command that works in this install
-
         raise RenderError([Finding("DIFF-CLIENT", f"doctor needs the kubernetes client: {install_hint()}")],
                           EXIT_INPUT)
 
 
 def _render(request: DoctorRequest, part: Any = None, out: TextIO | None = None) -> Any:
-    from renderer.pipeline import Options, run
-
     # the render's own warnings are check's to report; doctor reports the live cluster
-    done = run(request.path, Options(request.variants, request.root, shard=part), all_clusters=request.all_clusters)
+    done = run_pipeline(request.path, Options(request.variants, request.root, shard=part),
+                        all_clusters=request.all_clusters)
     if done.exit_code:
         if part is not None and request.output == "json":
             _show_shard(request, part, done, ([], []), out or sys.stdout)
@@ -87,8 +93,6 @@ def _render(request: DoctorRequest, part: Any = None, out: TextIO | None = None)
 def _show_shard(request: DoctorRequest, part: Any, rendered: Any, payload: Any, out: TextIO) -> None:
     """The shard's JSON report, with what its render said: one run stops at a refused render, and then
     prints every cluster's render findings, so ``merge`` needs them from every shard."""
-    from renderer import shard_report as sharded
-
     section = sharded.section(part, "doctor", request, [(c.path, c.name) for c in rendered.clusters],
                               ignored=("kubeconfig", "timeout"))
     section["render"] = {"exitCode": rendered.exit_code,
@@ -97,8 +101,6 @@ def _show_shard(request: DoctorRequest, part: Any, rendered: Any, payload: Any, 
 
 
 def _job(request: DoctorRequest, result: Any, deadline: Any) -> Job:
-    from renderer.doctor.route import NONE, route_of
-
     name = result.overlay.name
     route = route_of(result)
     if route.name == NONE:
@@ -110,18 +112,10 @@ def _job(request: DoctorRequest, result: Any, deadline: Any) -> Job:
 
 
 def _nothing_to_check(cluster: str, route: Any) -> Any:
-    from renderer.doctor import report
-    from renderer.doctor.live import LiveState
-
     return report.outcome(cluster, route, LiveState({}, [], [], [], [], [], {}, []), [])
 
 
 def _doctor_cluster(request: DoctorRequest, cluster: str, route: Any, context: str | None, deadline: Any) -> Any:
-    from renderer.diff.live import connect
-    from renderer.doctor import report
-    from renderer.doctor.checks import diagnose
-    from renderer.doctor.live import read_state
-
     # diff's connection: the same kubeconfig and context choice, deadline and retries.
     source = connect(cluster, request.kubeconfig, context, deadline, fleet=request.all_clusters)
     try:
@@ -144,14 +138,10 @@ def _run_bounded(request: DoctorRequest, jobs: list[Job], deadline: Any) -> \
 
 @reporting.reporter("doctor", "json")
 def _json(payload: tuple[list[Any], list[tuple[str, Finding]]], streams: reporting.Streams) -> None:
-    from renderer.doctor import report
-
     streams.stdout.write(report.as_json(*payload))
 
 
 @reporting.reporter("doctor", "text")
 def _text(payload: tuple[list[Any], list[tuple[str, Finding]]], streams: reporting.Streams) -> None:
-    from renderer.doctor import report
-
     report.write_text(payload[0], streams.stdout)
 

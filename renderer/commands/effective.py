@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from renderer import report
+from renderer.effective.chart_check import chart_render, model_render
+from renderer.effective.choice import choose
+from renderer.effective.packages import cluster_chart, effective_set
 from renderer.errors import EXIT_OK, fail
+from renderer.output.yaml import dump_one
+from renderer.pipeline import Options, jobs_for
+from renderer.pipeline import run as run_pipeline
+from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
 from renderer.report import JSON_API_VERSION as API_VERSION
 from renderer.requests import EffectiveRequest
 
@@ -33,10 +40,6 @@ def run(req: EffectiveRequest) -> int:
     ``EffectiveList`` document holding each rendered cluster's ``Effective`` document. With the real
     chart, the platform charts of a fleet are rendered many clusters to a helm process (the check
     stage's batch), which tests/effective prove equal to one helm run per cluster."""
-    from renderer.effective.choice import choose
-    from renderer.pipeline import Options, jobs_for
-    from renderer.pipeline import run as run_pipeline
-
     chart = choose(req.chart, req.helm)
     if req.platform_chart is not None and not (req.platform_chart / "Chart.yaml").is_file():
         raise fail("PLT-VERSION", f"--platform-chart {req.platform_chart}: no Chart.yaml "
@@ -93,9 +96,6 @@ def _run_text(outputs: EffectiveOutputs, streams: report.Streams) -> None:
 def _output(fmt: str, chart: ChartChoice, platform_chart: Path | None, result: Any) -> str:
     """The projection ``pipeline.run`` keeps of a cluster: what ``effective CLUSTER`` prints on stdout
     (computed where the cluster was rendered, in a worker with ``--jobs``)."""
-    from renderer.effective.chart_check import chart_render, model_render
-    from renderer.effective.packages import cluster_chart, effective_set
-
     version, folder = cluster_chart(result, platform_chart)
     rendered = chart_render(result, chart.helm, folder) if chart.helm is not None else model_render(result)
     found = effective_set(result, "", folder, version, rendered=rendered, judge=chart.judge())
@@ -141,8 +141,6 @@ def _table(view: EffectiveView, streams: report.Streams) -> None:
 
 @report.reporter("effective", "yaml")
 def _yaml(view: EffectiveView, streams: report.Streams) -> None:
-    from renderer.output.yaml import dump_one
-
     found = view.found
     docs = [f"# origin: {p.origin}\n{dump_one(p.obj)}" for p in found.packages]
     streams.stdout.write("\n".join(_header(found)) + "\n---\n" + "---\n".join(docs))
@@ -150,8 +148,6 @@ def _yaml(view: EffectiveView, streams: report.Streams) -> None:
 
 def platforms() -> int:
     """List the vendored platform chart versions, their upstream commit, and the default."""
-    from renderer.platform_chart import CHARTS, DEFAULT_VERSION, shipped_versions
-
     records = json.loads((CHARTS / "vendored.json").read_text(encoding="utf-8"))
     for version in shipped_versions():
         record = records.get(version, {})

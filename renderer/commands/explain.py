@@ -7,9 +7,14 @@ import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from renderer import report
+from renderer.emit import provenance
 from renderer.errors import EXIT_OK, EXIT_USAGE, Finding, RenderError
 from renderer.escape import has_unsafe, json_text, printable
+from renderer.load.overlay import load_overlay
+from renderer.load.yamlio import KEY, display_path
 from renderer.model import JSON_API_VERSION as OUTPUT_API
+from renderer.pipeline import Options, refuse_tree
+from renderer.pipeline import run as run_pipeline
 from renderer.requests import ExplainRequest
 
 if TYPE_CHECKING:
@@ -20,9 +25,6 @@ if TYPE_CHECKING:
 def run(req: ExplainRequest) -> int:
     if req.rendered:
         return _rendered(req)
-    from renderer.load.overlay import load_overlay
-    from renderer.load.yamlio import KEY, display_path
-    from renderer.pipeline import refuse_tree
 
     refuse_tree(req.path)
     overlay = load_overlay(req.path, req.root)
@@ -72,11 +74,8 @@ def _rendered_hint(key: str) -> str:
 
 
 def _rendered(req: ExplainRequest) -> int:
-    from renderer.emit import provenance
-    from renderer.pipeline import Options, run
-
     with provenance.collector_paused():  # one cluster, as pipeline.run renders it (renderer.batch)
-        result = run(req.path, Options(req.variants, req.root, refuse=False)).one()
+        result = run_pipeline(req.path, Options(req.variants, req.root, refuse=False)).one()
     tracer = provenance.Tracer(result)
     target = req.key
     pointer = req.pointer
@@ -95,8 +94,6 @@ def _rendered(req: ExplainRequest) -> int:
 
 
 def _object_entries(tracer: Tracer, obj: Emitted, target: str | None, pointer: str | None) -> list[Entry]:
-    from renderer.emit import provenance
-
     path = None
     if pointer is not None:
         path = provenance.from_pointer(obj.obj, pointer)

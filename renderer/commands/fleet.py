@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+import click
+
+from renderer import pipeline, shard
 from renderer.errors import WARNING, Finding
 from renderer.pipeline import ClusterRun, Keep, Options, Run
 
@@ -33,8 +36,6 @@ class Progress:
     """The run's observer on a terminal: Click's progress bar on stderr, one step per cluster."""
 
     def __init__(self, total: int, label: str) -> None:
-        import click
-
         self.started = time.monotonic()
         self._bar = click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True,
                                       item_show_func=lambda name: name)
@@ -51,12 +52,9 @@ class Progress:
 def run_watched(path: Path, options: Options, *, all_clusters: bool, watched: bool, label: str,
                 keep: Keep | None = None) -> tuple[Run, float]:
     """``pipeline.run``, under a progress bar when a person watches; returns the run and its seconds."""
-    from renderer import pipeline
-
     if not watched:
         started = time.monotonic()
         return pipeline.run(path, options, all_clusters=all_clusters, keep=keep), time.monotonic() - started
-    from renderer import shard
 
     total = len(shard.select(pipeline.cluster_paths(path, all_clusters), options.shard))
     progress = Progress(total, label)

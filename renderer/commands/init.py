@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from renderer import output, report
 from renderer.codes import Code
 from renderer.errors import (
     ERROR,
@@ -29,6 +30,14 @@ from renderer.errors import (
     RenderError,
 )
 from renderer.escape import quote
+from renderer.load import limits
+from renderer.load.overlay import find_root
+from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
+from renderer.load.yamlio import display_path as shown
+from renderer.load.yamlio import load_documents, read_text
+from renderer.pipeline import Options
+from renderer.pipeline import run as run_pipeline
+from renderer.platform_chart import DEFAULT_VERSION
 from renderer.requests import InitRequest
 
 OS_CHOICES = ("apt", "talos")
@@ -61,8 +70,6 @@ def tree_root(root: Path | None) -> Path:
     there: ``mkdir overlays && cozy-render init NAME --root overlays``)."""
     if root is not None:
         if not root.is_dir():
-            from renderer.escape import quote
-
             raise _usage(f"--root {quote(str(root))} is not a folder; create it first to start a new overlay tree")
         return root
     here = Path.cwd()
@@ -78,8 +85,6 @@ class _Layers:
     """Every overlay layer init looks at, parsed once, within one render's budget (OVL-LIMIT past it)."""
 
     def __init__(self) -> None:
-        from renderer.load import limits
-
         self.budget = limits.start()
         self.parsed: dict[Path, dict[str, Any] | None] = {}
 
@@ -90,8 +95,6 @@ class _Layers:
 
     @staticmethod
     def _load(path: Path) -> dict[str, Any] | None:
-        from renderer.load.yamlio import load_documents, read_text
-
         try:
             docs = load_documents(read_text(path, display_path(path)), display_path(path))
         except RenderError as exc:
@@ -108,8 +111,6 @@ class _Layers:
         shared by several parents (a diamond) once, at its first position; a cycle or a chain deeper than
         MAX_INHERITS_DEPTH is cut. Linear in the layers reached (80 diamond-inheriting files were
         exponential when every path through the diamond was walked: issue 25 item 3)."""
-        from renderer.load import limits
-
         applied: list[tuple[Path, dict[str, Any]]] = []
         done: set[Path] = set()
         stack: set[Path] = set()
@@ -162,8 +163,6 @@ def find_base(root: Path, host_os: str) -> tuple[Path | None, dict[str, Any]]:
 def _candidates(root: Path) -> list[Path]:
     """The ``*.yaml`` files of the tree outside clusters/, rendered/ and dot-folders, walked without
     following symlinked folders (a link loop, or a link out of the tree) and no deeper than a path may be."""
-    from renderer.load import limits
-
     found: list[Path] = []
     for folder, dirs, files in os.walk(root, onerror=None, followlinks=False):
         rel = Path(folder).relative_to(root).parts
@@ -176,8 +175,6 @@ def _candidates(root: Path) -> list[Path]:
 
 
 def display_path(path: Path) -> str:
-    from renderer.load.yamlio import display_path as shown
-
     return shown(path)
 
 
@@ -198,8 +195,6 @@ def _create(target: Path, text: str) -> None:
     init): staged beside it, then hard-linked into place (``link`` fails when the name exists), under the
     clusters/ folder's lock. Modes come from the umask."""
     import tempfile
-
-    from renderer import output
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -240,8 +235,6 @@ def schema_reference(root: Path, cluster_dir: Path) -> tuple[str, Path | None]:
     docs/getting-started.md); else the file init writes there (returned second, to be written). Never
     the schema's ``$id`` (no server answers it) nor the installed package (a virtual environment's
     path is no one else's)."""
-    from renderer.load.overlay import find_root
-
     repo = find_root(cluster_dir / "cluster.yaml").resolve()
     for candidate in (root / SCHEMA_IN_TREE, repo / SCHEMA_IN_TREE):
         candidate = candidate.resolve()
@@ -253,8 +246,6 @@ def schema_reference(root: Path, cluster_dir: Path) -> tuple[str, Path | None]:
 
 def cluster_yaml(req: InitRequest, inherits: str | None, base: dict[str, Any], schema: str) -> str:
     """The commented cluster file."""
-    from renderer.platform_chart import DEFAULT_VERSION
-
     lines = [
         f"# yaml-language-server: $schema={schema}",
         f"# Cluster {req.name}: written by `cozy-render init`; edit freely (docs/overlay-reference.md).",
@@ -323,8 +314,6 @@ _GPU_NOTES = {
 
 
 def run(req: InitRequest) -> int:
-    from renderer.pipeline import Options, run
-
     if not _NAME.match(req.name):
         raise _usage(f"cluster name {req.name!r} must be a DNS label (lower-case letters, digits, '-')")
     if req.os == "talos" and req.gpu == "vgpu":
@@ -347,18 +336,15 @@ def run(req: InitRequest) -> int:
     sys.stderr.write(f"wrote {quote(display_path(target))}" + (f" (inherits {quote(inherits)})" if inherits else "")
                      + "\n")
     if schema_file is not None:
-        from renderer.load.overlay_schema import LAYER_SCHEMA_FILE
-
         _refuse_links_out(root, schema_file)  # .cozy/ must not lead out of the tree either
         schema_file.parent.mkdir(exist_ok=True)
         schema_file.write_bytes(LAYER_SCHEMA_FILE.read_bytes())
         sys.stderr.write(f"wrote {quote(display_path(schema_file))} (the editor schema the modeline names; commit it, "
                          "refresh with cozy-render schema overlay --layer)\n")
-    checked = run(target.parent, Options(root=req.root, refuse=False))
+    checked = run_pipeline(target.parent, Options(root=req.root, refuse=False))
     result = checked.one()  # an input the loader refuses is refused here, as render refuses it
     errors = [f for f in result.findings if f.severity == ERROR]
     warnings = [f for f in result.findings if f.severity == WARNING]
-    from renderer import report
 
     report.write(result.findings)
     if checked.exit_code != EXIT_OK:

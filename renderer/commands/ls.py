@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from renderer import report
+from renderer import report, shard
+from renderer import shard_report as sharded
+from renderer.commands import fleet
 from renderer.errors import ERROR, EXIT_FINDINGS, EXIT_OK, WARNING
-from renderer.pipeline import ClusterRun
+from renderer.escape import MAX_VALUE_CHARS, json_text, printable
+from renderer.pipeline import ClusterRun, Options, jobs_for
 from renderer.requests import LsRequest
 
 if TYPE_CHECKING:
@@ -48,8 +51,6 @@ def described(result: RenderResult) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    from renderer.escape import MAX_VALUE_CHARS, printable
-
     shown = [{c: printable(r[c], MAX_VALUE_CHARS) for c in COLUMNS} for r in rows]  # a folder name is input
     widths = {c: max([len(c)] + [len(r[c]) for r in shown]) for c in COLUMNS}
     def line(values: dict[str, Any]) -> str:
@@ -60,18 +61,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(req: LsRequest) -> int:
-    from renderer import shard
-    from renderer.commands import fleet
-    from renderer.pipeline import Options, jobs_for
-
     part = shard.requested(req.shard, True)
     options = Options(req.variants, req.root, refuse=False, jobs=jobs_for(req.jobs), shard=part)
     done, _ = fleet.run_watched(req.path, options, all_clusters=True, watched=fleet.watching(), label="listing",
                                 keep=described)
     rows = shown([row(c) for c in done.clusters], req.sort, req.errors_only)
     if part is not None and req.fmt == "json":  # what `merge` needs to join the shards
-        from renderer import shard_report as sharded
-
         sharded.show_json("clusters", rows, sharded.section(part, "ls", req, [(c.path, c.name) for c in done.clusters]))
     else:
         report.show("clusters", req.fmt, rows)
@@ -87,8 +82,6 @@ def shown(rows: list[dict[str, Any]], sort: str, errors_only: bool) -> list[dict
 
 @report.reporter("clusters", "json")
 def _json(rows: list[dict[str, Any]], streams: report.Streams) -> None:
-    from renderer.escape import json_text
-
     streams.stdout.write(json_text({"apiVersion": report.JSON_API_VERSION, "kind": "Clusters", "clusters": rows},
                                    indent=2) + "\n")
 

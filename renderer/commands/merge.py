@@ -15,8 +15,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from renderer import report
+from renderer import preview, report
+from renderer import shard as sharding
+from renderer import shard_report as sharded
+from renderer.commands import (
+    doctor,  # noqa: F401 - registers the doctor reporters
+    ls,
+)
+from renderer.doctor.checks import Diagnosis
+from renderer.doctor.report import Outcome
+from renderer.doctor.route import Route
+from renderer.effective.choice import ChartChoice
 from renderer.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, Finding, Location, RenderError
+from renderer.escape import printable
+from renderer.load.yamlio import display_path
+from renderer.preview import report as review_report
+from renderer.preview.objects import ObjectChange
+from renderer.preview.platform import PackageChange, PlatformDelta, SideSet
+from renderer.preview.review import ClusterReview, InputChange, Prune, Review, VersionChange
+from renderer.preview.trees import Side
 from renderer.requests import MergeRequest
 
 # What each command's merged report can be printed as (its own -o choices; ls's table is its text).
@@ -41,8 +58,6 @@ class Shard:
 
     @property
     def where(self) -> Location:
-        from renderer.load.yamlio import display_path
-
         return Location(display_path(self.path))
 
 
@@ -58,14 +73,10 @@ def run(req: MergeRequest) -> int:
 
 
 def read(path: Path) -> Shard:
-    from renderer.load.yamlio import display_path
-
     where = Location(display_path(path))
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        from renderer.escape import printable
-
         raise refused(f"cannot read the report: {printable(getattr(exc, 'strerror', None) or exc)}", where) from None
     try:
         document = json.loads(text)
@@ -82,8 +93,6 @@ def read(path: Path) -> Shard:
 
 def validated(shards: list[Shard]) -> list[Shard]:
     """The shards in index order, once they are known to be the N shards of one run."""
-    from renderer import shard as sharding
-
     first = shards[0]
     for key, what in (("command", "command"), ("count", "shard count"), ("options", "options")):
         for other in shards[1:]:
@@ -147,8 +156,6 @@ def findings_report(shards: list[Shard]) -> report.FindingsReport:
     chart = shards[0].document.get("chart")
     choice = None
     if chart is not None:
-        from renderer.effective.choice import ChartChoice
-
         choice = ChartChoice(chart["mode"], chart.get("helm"), chart.get("helmVersion") or "", chart["asked"])
     code = max(int(s.document["summary"]["exitCode"]) for s in shards)
     return report.FindingsReport(tagged, choice, len(clusters(shards)), 0, code)
@@ -174,8 +181,6 @@ def _render(shards: list[Shard], fmt: str) -> int:
 
 
 def _ls(shards: list[Shard], fmt: str) -> int:
-    from renderer.commands import ls
-
     options = shards[0].part["options"]
     rows = ls.shown([r for s in shards for r in s.document["clusters"]], options["sort"], options["errors_only"])
     report.show("clusters", fmt, rows)
@@ -193,10 +198,6 @@ def _in_order(shards: list[Shard], entries: Callable[[Shard], list[Any]]) -> lis
 
 
 def _outcome(entry: dict[str, Any]) -> Any:
-    from renderer.doctor.checks import Diagnosis
-    from renderer.doctor.report import Outcome
-    from renderer.doctor.route import Route
-
     route, summary = entry["route"], entry["summary"]
     nodes = summary["gpuNodes"]
     return Outcome(entry["cluster"], Route(route["name"], route["variant"], route["origin"], tuple(route["packages"])),
@@ -207,8 +208,6 @@ def _outcome(entry: dict[str, Any]) -> Any:
 
 
 def _doctor(shards: list[Shard], fmt: str) -> int:
-    from renderer.commands import doctor  # noqa: F401 - registers the doctor reporters
-
     refused = max(int(s.part.get("render", {}).get("exitCode", 0)) for s in shards)
     if refused:  # one run stops at the render and prints every cluster's render findings
         report.write([_finding(e) for e in _in_order(shards, lambda s: s.part["render"]["findings"])])
@@ -230,12 +229,6 @@ def _doctor(shards: list[Shard], fmt: str) -> int:
 
 def _review_classes() -> dict[str, type]:
     """The classes a review is made of: the only ones a shard's report may name."""
-    from renderer.errors import Finding, Location
-    from renderer.preview.objects import ObjectChange
-    from renderer.preview.platform import PackageChange, PlatformDelta, SideSet
-    from renderer.preview.review import ClusterReview, InputChange, Prune, Review, VersionChange
-    from renderer.preview.trees import Side
-
     kinds = (Finding, Location, ObjectChange, PackageChange, PlatformDelta, SideSet, ClusterReview, InputChange,
              Prune, Review, VersionChange, Side)
     return {k.__name__: k for k in kinds}
@@ -243,11 +236,6 @@ def _review_classes() -> dict[str, type]:
 
 def review_of(shards: list[Shard]) -> Any:
     """One review of the whole fleet from the shards' (what ``preview.review`` returns for it)."""
-    from renderer import shard_report as sharded
-    from renderer.effective.choice import ChartChoice
-    from renderer.preview.review import Review, VersionChange
-    from renderer.preview.trees import Side
-
     classes = _review_classes()
     reviews = []
     for one in shards:
@@ -280,9 +268,6 @@ def review_of(shards: list[Shard]) -> Any:
 
 
 def _diff(shards: list[Shard], fmt: str) -> int:
-    from renderer import preview
-    from renderer.preview import report as review_report
-
     options = shards[0].part["options"]
     review = review_of(shards)
     payload = review_report.ReviewReport(review, shards[0].part["rerun"], options["markdown_limit"], options["color"])
