@@ -369,7 +369,8 @@ def daemon_serve(socket_path: Path, deadline: float, verbose: bool) -> int:
     """Stay warm and serve cmp generate: one forked worker per request, the same bytes as in-process."""
     from renderer.commands import daemon as command
 
-    return command.serve(socket_path, deadline, verbose)
+    entry = click.get_current_context().find_root().obj  # renderer.entry hands its main down (no cycle)
+    return command.serve(socket_path, deadline, verbose, getattr(entry, "run_cli", None))
 
 
 @cmp.command("parameters")

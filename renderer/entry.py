@@ -157,7 +157,15 @@ def _main() -> None:
         execute(body)
     from renderer.cli import main as click_main
 
-    click_main()
+    click_main(obj=EntryPoint(main))
+
+
+class EntryPoint:
+    """What the command line hands its commands: this entry, for ``daemon serve``'s workers to run
+    again (the daemon module cannot import it back: the CLI imports the daemon)."""
+
+    def __init__(self, run_cli: Callable[[], None]) -> None:
+        self.run_cli = run_cli
 
 
 if __name__ == "__main__":  # pragma: no cover

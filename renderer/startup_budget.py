@@ -163,7 +163,6 @@ FUNCTION_IMPORTS: tuple[tuple[str, str, str], ...] = (
     ("renderer.diff.snapshot_yaml", "yaml._yaml", OPTIONAL),
     # the base install's stand-in for PyYAML's error class, beside ruamel.yaml.clib's parser
     ("renderer.diff.snapshot_yaml", "ruamel.yaml.error", OPTIONAL),
-    ("renderer.daemon.worker", "renderer.entry", CYCLE),
     ("renderer.commands.daemon", "renderer.daemon.server", PENDING),
     ("renderer.daemon.client", "renderer", PENDING),
     ("renderer.daemon.client", "renderer.daemon", PENDING),

@@ -29,6 +29,7 @@ import stat
 import struct
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -232,10 +233,12 @@ def _orphans_from_every_process(parent: int, known: set[int]) -> list[int]:
 
 
 class Server:
-    def __init__(self, socket_path: Path, deadline: float = DEFAULT_DEADLINE, verbose: bool = False) -> None:
+    def __init__(self, socket_path: Path, deadline: float = DEFAULT_DEADLINE, verbose: bool = False,
+                 run_cli: Callable[[], None] | None = None) -> None:
         import renderer
         from renderer.daemon.client import interpreter_key, package_identity
 
+        self.run_cli = run_cli  # what a worker runs: the console entry (renderer.worker.run says why)
         self.socket_path = socket_path
         self.deadline = deadline
         self.verbose = verbose
@@ -455,7 +458,8 @@ class Server:
         if pid == 0:
             from renderer.daemon import worker
 
-            worker.run(request._replace(status=status_w))  # never returns
+            assert self.run_cli is not None, "a serving daemon is given the console entry"
+            worker.run(request._replace(status=status_w), self.run_cli)  # never returns
         os.close(status_w)
         os.set_blocking(status_r, False)
         self.status[pid] = status_r

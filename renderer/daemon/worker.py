@@ -15,6 +15,7 @@ import io
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import NamedTuple, NoReturn
 
 
@@ -29,10 +30,12 @@ class Request(NamedTuple):
     status: int = -1  # the write end of a pipe to the server: the exit code, once the output is complete
 
 
-def run(request: Request) -> NoReturn:
+def run(request: Request, run_cli: Callable[[], None]) -> NoReturn:
     """Never returns: the process ends with the render's exit code. Every descriptor the server held
     (its listener, other requests' connections, this one's too: the server reports the exit code) is
-    closed first."""
+    closed first. ``run_cli`` is cozy-render's console entry (``renderer.entry.main``), handed down by
+    the process that started the server: the command line runs the daemon and the daemon runs the
+    command line, so the worker takes it as a value instead of importing it back (no import cycle)."""
     code = 4  # renderer.errors.EXIT_INTERNAL: only if the set-up itself fails
     try:
         os.setsid()
@@ -47,7 +50,7 @@ def run(request: Request) -> NoReturn:
         os.environb.update(request.environ)
         sys.argv = [os.fsdecode(arg) for arg in request.argv]
         _standard_streams(request.streams)
-        code = _render()
+        code = _render(run_cli)
     except BaseException as exc:  # noqa: BLE001 - the set-up failed: say so on the client's stderr, once
         with contextlib.suppress(OSError):
             os.write(2, f"error[CMP-WORKER]: the render worker could not take the request over: "
@@ -114,16 +117,15 @@ def _standard_streams(settings: list[str]) -> None:
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = made  # type: ignore[misc]
 
 
-def _render() -> int:
+def _render(run_cli: Callable[[], None]) -> int:
     """Run what cozy-render's ``__main__`` and its console script run, ``renderer.entry.main``, minus the
     interpreter's start (called, not found and loaded again through ``runpy``: the server imported it);
     ``sys.argv`` stays the client's."""
     import renderer.daemon
-    from renderer.entry import main
 
     renderer.daemon.IN_WORKER = True  # this process is the in-process path: never hand the request on again
     try:
-        main()
+        run_cli()
     except SystemExit as done:
         return _exit_status(done.code)
     return 0
