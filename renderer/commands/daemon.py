@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from renderer.daemon.server import Server, SetupError, become_subreaper, warm_up
 from renderer.errors import Finding, Location, RenderError
 
 
@@ -14,8 +15,6 @@ def serve(socket_path: Path, deadline: float, verbose: bool = False,
           run_cli: Callable[[], None] | None = None) -> int:
     """Warm up, bind ``socket_path`` and serve until SIGTERM/SIGINT (exit 0). ``run_cli``: the console
     entry each worker runs (``renderer.entry.main``, which started this command and hands itself down)."""
-    from renderer.daemon.server import Server, SetupError, become_subreaper, warm_up
-
     path = Path(os.path.abspath(socket_path))
     if run_cli is None:
         raise RenderError([Finding("CMP-DAEMON", "daemon serve runs from cozy-render's console entry (the "

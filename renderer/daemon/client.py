@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
+import renderer
+import renderer.daemon
 from renderer.daemon import protocol
 
 HANDSHAKE_SECONDS = 10.0  # connect, send, accepted-or-refused: a server this slow is treated as absent
@@ -44,8 +46,6 @@ def import_path() -> list[str]:
 
 
 def package_identity() -> tuple[bytes, bytes]:
-    import renderer
-
     return renderer.__version__.encode(), os.fsencode(os.path.dirname(os.path.abspath(renderer.__file__)))
 
 
@@ -77,8 +77,6 @@ def delegate(socket_path: str) -> int | None:
     """The exit code of the render the daemon at ``socket_path`` ran for this process, or None when
     there is no daemon to run it (the caller renders in-process)."""
     import _socket
-
-    import renderer.daemon
 
     if renderer.daemon.IN_WORKER:
         return None

@@ -33,7 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from renderer.daemon import protocol
+import renderer
+from renderer.daemon import protocol, worker
+from renderer.daemon.client import import_path, interpreter_key, package_identity
 from renderer.daemon.worker import Request
 
 DEFAULT_DEADLINE = 300.0
@@ -90,7 +92,6 @@ def package_snapshot(package: Path) -> dict[str, tuple[int, int, int]]:
     every folder on the import path: pip replaces files (new inodes, new folder mtimes), an editor
     rewrites them (new mtime), and upgrading a library renames its ``*.dist-info`` folder in
     site-packages (a new mtime there)."""
-    from renderer.daemon.client import import_path
 
     snapshot = {}
     for entry in import_path():  # under PYTHONSAFEPATH, sys.path[0] is PYTHONPATH's first folder: watched too
@@ -137,7 +138,6 @@ class PackageWatch:
         self.seen_change = False
 
     def _watch(self, package: Path) -> int:
-        from renderer.daemon.client import import_path
 
         folders = [entry or "." for entry in import_path()]
         for folder, children, _files in os.walk(package):
@@ -235,8 +235,6 @@ def _orphans_from_every_process(parent: int, known: set[int]) -> list[int]:
 class Server:
     def __init__(self, socket_path: Path, deadline: float = DEFAULT_DEADLINE, verbose: bool = False,
                  run_cli: Callable[[], None] | None = None) -> None:
-        import renderer
-        from renderer.daemon.client import interpreter_key, package_identity
 
         self.run_cli = run_cli  # what a worker runs: the console entry (renderer.worker.run says why)
         self.socket_path = socket_path
@@ -456,8 +454,6 @@ class Server:
         status_r, status_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            from renderer.daemon import worker
-
             assert self.run_cli is not None, "a serving daemon is given the console entry"
             worker.run(request._replace(status=status_w), self.run_cli)  # never returns
         os.close(status_w)
@@ -512,8 +508,8 @@ class Server:
 
     def _kill_late(self) -> None:
         now = time.monotonic()
-        for pid, worker in list(self.workers.items()):
-            if worker.deadline_at <= now:
+        for pid, running in list(self.workers.items()):
+            if running.deadline_at <= now:
                 self._kill(pid)
                 self._finish(pid, f"error[CMP-DEADLINE]: the render did not finish within {self.deadline:g} s "
                                   "and was stopped", EXIT_INPUT)

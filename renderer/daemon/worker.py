@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple, NoReturn
 
+import renderer.daemon
+
 
 class Request(NamedTuple):
     """A request as the server received and checked it (``renderer.daemon.protocol``)."""
@@ -121,8 +123,6 @@ def _render(run_cli: Callable[[], None]) -> int:
     """Run what cozy-render's ``__main__`` and its console script run, ``renderer.entry.main``, minus the
     interpreter's start (called, not found and loaded again through ``runpy``: the server imported it);
     ``sys.argv`` stays the client's."""
-    import renderer.daemon
-
     renderer.daemon.IN_WORKER = True  # this process is the in-process path: never hand the request on again
     try:
         run_cli()
