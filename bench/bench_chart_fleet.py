@@ -12,7 +12,7 @@ clusters share a helm render and memoising alone gains nothing) is run, interlea
   base layer's platform values (every cluster's chart renders on both sides), with `--helm` against
   the same command with no helm on PATH (the model predicts the platform's reaction).
 
-Target: each within 3x of its model baseline.
+A second figure, with no target: the peer is a `helm template` loop (bench_chart_peer.py).
 
 Usage: python bench/bench_chart_fleet.py [--runs N] [--sizes 100 1000] [--helm PATH] [--no-preview] [--write]
 """
@@ -31,7 +31,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_fleet
-import targets
 from results import write_section
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,15 +87,11 @@ def preview_repo(repo: Path, size: int) -> None:
     git("tag", "edit")
 
 
-TARGET_FLEET = 1000  # issue 24: the chart's cost on a fleet of 1,000 clusters, within 3x the model's
-TARGET_RATIO = 3.0
-
-
 def _ratio(label: str, ratio: float, size: int) -> str:
-    """The target line at the fleet size the target is set for; a plain figure for a smaller fleet, where
-    helm's fixed start (a chart loaded per process) weighs more."""
-    if size >= TARGET_FLEET:
-        return targets.line(label, ratio, "<=", TARGET_RATIO, "x")
+    """The chart's cost against the model's: a plain figure. The model is no peer a user would pick
+    instead of the real chart (a faster model would only make this ratio look worse); the target is set
+    against the peer, a loop of ``helm template`` (bench_chart_peer.py)."""
+    del size
     return f"- {label}: {ratio:.2f}x"
 
 
